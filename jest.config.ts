@@ -1,0 +1,58 @@
+/** @jest-config-loader-options {"transpileOnly": true} */
+import type { Config } from 'jest';
+
+// swc transforms TypeScript (types are checked by `pnpm typecheck`) and the ESM-only @nestjs/*
+// packages, which jest cannot load as they ship.
+const swc: [string, Record<string, unknown>] = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
+      target: 'es2022',
+      keepClassNames: true,
+    },
+    module: { type: 'commonjs' },
+  },
+];
+
+const shared = {
+  testEnvironment: 'node',
+  transform: {
+    '^.+\\.ts$': swc,
+    '^.+/@nestjs/.+\\.js$': swc,
+  },
+  transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/)?@nestjs[+/])'],
+  moduleNameMapper: {
+    '^@listing/(db|testing|idempotency|outbox)$': '<rootDir>/packages/$1/src',
+  },
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+} satisfies Config;
+
+const harness = {
+  globalSetup: '<rootDir>/packages/testing/src/global-setup.ts',
+  globalTeardown: '<rootDir>/packages/testing/src/global-teardown.ts',
+};
+
+const config: Config = {
+  reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.cjs'],
+  projects: [
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,packages}/*/{src,test}/**/*.spec.ts'] },
+    {
+      ...shared,
+      ...harness,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/{apps,packages}/*/{src,test}/**/*.integration-spec.ts'],
+      testTimeout: 30_000,
+    },
+    {
+      ...shared,
+      ...harness,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/{apps,packages}/*/{src,test}/**/*.e2e-spec.ts'],
+      testTimeout: 60_000,
+    },
+  ],
+};
+
+export default config;

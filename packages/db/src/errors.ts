@@ -1,0 +1,59 @@
+/** Typed errors of the database layer. Codes are stable strings; nothing here is HTTP-aware. */
+export abstract class DatabaseLayerError extends Error {
+  abstract readonly code: string;
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** A write that must share the caller's transaction was attempted outside one. */
+export class NotInTransactionError extends DatabaseLayerError {
+  readonly code = 'DB_NOT_IN_TRANSACTION';
+  constructor(what: string) {
+    super(`${what} must run inside a transaction (Database.transaction / withWorkspace)`);
+  }
+}
+
+/** withWorkspace(B) was called inside a transaction already bound to workspace A. */
+export class WorkspaceContextConflictError extends DatabaseLayerError {
+  readonly code = 'DB_WORKSPACE_CONTEXT_CONFLICT';
+  constructor(current: string, requested: string) {
+    super(`transaction is bound to workspace ${current}; cannot switch to ${requested}`);
+  }
+}
+
+export class InvalidWorkspaceIdError extends DatabaseLayerError {
+  readonly code = 'DB_INVALID_WORKSPACE_ID';
+  constructor() {
+    super('workspace id must be a UUID');
+  }
+}
+
+export class MigrationChecksumMismatchError extends DatabaseLayerError {
+  readonly code = 'MIGRATION_CHECKSUM_MISMATCH';
+  constructor(
+    readonly file: string,
+    readonly applied: string,
+    readonly current: string,
+  ) {
+    super(
+      `migration ${file} was already applied with checksum ${applied}, but the file now hashes to ` +
+        `${current}. Applied migrations are immutable: revert the edit and add a new numbered file.`,
+    );
+  }
+}
+
+export class MigrationFileError extends DatabaseLayerError {
+  readonly code = 'MIGRATION_FILE_INVALID';
+}
+
+export class MigrationFailedError extends DatabaseLayerError {
+  readonly code = 'MIGRATION_FAILED';
+  constructor(
+    readonly file: string,
+    override readonly cause: unknown,
+  ) {
+    super(`migration ${file} failed and was rolled back: ${(cause as Error)?.message ?? cause}`);
+  }
+}

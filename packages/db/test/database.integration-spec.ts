@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { NotInTransactionError, WorkspaceContextConflictError } from '@listing/db';
+import { seedWorkspace, useTestDatabase } from '@listing/testing';
+
+const t = useTestDatabase({ poolSize: 25 });
+
+async function txid(): Promise<string> {
+  const result = await t.db.executor.execute<{ txid: string }>(sql`select txid_current()::text as txid`);
+  return result.rows[0]!.txid;
+}
+
+describe('Database: ambient transactions on AsyncLocalStorage', () => {
+  let ws: { workspaceId: string; userId: string };
+  beforeAll(async () => {
+    ws = await seedWorkspace(t.owner);
+  });
+
+  it('nested service calls join the outer transaction: one connection, one txid', async () => {
+    const inner = () => t.db.transaction(async () => ({ txid: await txid(), pid: await backendPid() }));
+    const seen = await t.db.transaction(async () => {
+      const outer = { txid: await txid(), pid: await backendPid() };
+      const nested = await inner();
+      const deeper = await t.db.transaction(() => t.db.transaction(inner));
+      // across timers and parallel branches too
+      const [a, b] = await Promise.all([
+        new Promise<string>((resolve) => setTimeout(() => resolve(txid()), 5)),
+        txid(),
+      ]);
+      return { outer, nested, deeper, a, b, inTx: t.db.isInTransaction() };
+    });
+    expect(seen.inTx).toBe(true);
+    expect(seen.nested).toEqual(seen.outer);
+    expect(seen.deeper).toEqual(seen.outer);
+    expect(seen.a).toBe(seen.outer.txid);
+    expect(seen.b).toBe(seen.outer.txid);
+    expect(t.db.isInTransaction()).toBe(false);
+  });
+
+  it('a throw in the inner call rolls back the outer call writes', async () => {
+    const keyA = randomUUID();
+    const keyB = randomUUID();
+    const insert = (key: string) =>
+      t.db.executor.execute(sql`
+        insert into idempotency_requests
+          (workspace_id, user_id, idempotency_key, operation, fingerprint, fingerprint_key_id, status, expires_at)
+        values (${ws.workspaceId}, ${ws.userId}, ${key}, 'POST /x', '\\x00'::bytea, 'k1', 'PROCESSING', now() + interval '48 hours')`);
+
+    await expect(
+      t.db.withWorkspace(ws.workspaceId, async () => {
+        await insert(keyA); // outer service's write
+        await t.db.transaction(async () => {
+          await insert(keyB); // inner service's write
+          throw new Error('inner failed');
+        });
+      }),
+    ).rejects.toThrow('inner failed');
+
+    const { rows } = await t.owner.query(
+      'select idempotency_key from idempotency_requests where idempotency_key = any($1)',
+      [[keyA, keyB]],
+    );
+    expect(rows).toEqual([]);
+  });
+
+  it('20 concurrent contexts each see their own transaction (no cross-talk)', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        t.db.transaction(async () => {
+          const first = await txid();
+          await new Promise((r) => setTimeout(r, 5 + ((i * 7) % 13)));
+          const second = await t.db.transaction(() => txid());
+          return { first, second };
+        }),
+      ),
+    );
+    for (const r of results) expect(r.second).toBe(r.first);
+    expect(new Set(results.map((r) => r.first)).size).toBe(20);
+  });
+
+  it('requireTransaction() throws a typed error outside a transaction', async () => {
+    expect(() => t.db.requireTransaction('outbox append')).toThrow(NotInTransactionError);
+    await t.db.transaction(async () => {
+      expect(() => t.db.requireTransaction('outbox append')).not.toThrow();
+    });
+  });
+
+  it('withWorkspace inside a transaction joins it; a second, different workspace is refused', async () => {
+    const other = randomUUID();
+    await t.db.withWorkspace(ws.workspaceId, async () => {
+      const outer = await txid();
+      const nested = await t.db.withWorkspace(ws.workspaceId, () => txid());
+      expect(nested).toBe(outer);
+      await expect(t.db.withWorkspace(other, () => txid())).rejects.toBeInstanceOf(
+        WorkspaceContextConflictError,
+      );
+    });
+  });
+});
+
+async function backendPid(): Promise<number> {
+  const result = await t.db.executor.execute<{ pid: number }>(sql`select pg_backend_pid() as pid`);
+  return result.rows[0]!.pid;
+}

@@ -1,0 +1,3 @@
+export * from './environment';
+export * from './test-database';
+export * from './fixtures';

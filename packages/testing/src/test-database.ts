@@ -1,0 +1,122 @@
+import { randomBytes } from 'node:crypto';
+import { APP_ROLE, Database, OWNER_ROLE, databaseName, withCredentials } from '@listing/db';
+import { Client, Pool } from 'pg';
+import { ENV, assertTestDatabaseName, requireEnv } from './environment';
+
+export interface TestDatabase {
+  /** Database name, unique to this test file. */
+  readonly name: string;
+  /** As the application role (RLS applies). */
+  readonly appUrl: string;
+  /** As the owner role (bypasses RLS): for fixtures and assertions only. */
+  readonly ownerUrl: string;
+  readonly adminUrl: string;
+  readonly redisUrl: string;
+  /** BullMQ prefix unique to this test file, so files never see each other's queues. */
+  readonly bullPrefix: string;
+  drop(): Promise<void>;
+}
+
+/** Clones this run's migrated template into a fresh database for one test file. */
+export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<TestDatabase> {
+  const adminUrl = requireEnv(ENV.databaseUrl);
+  const template = requireEnv(ENV.template);
+  const runId = requireEnv(ENV.runId);
+  const base = databaseName(adminUrl);
+  assertTestDatabaseName(base);
+  const suffix = `${process.env.JEST_WORKER_ID ?? '0'}_${randomBytes(3).toString('hex')}`;
+  const name = `${base}_${runId}_${suffix}`;
+  assertTestDatabaseName(name);
+
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    if (options.empty) {
+      await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)} OWNER ${OWNER_ROLE}`);
+    } else {
+      await cloneTemplate(admin, name, template);
+    }
+  } finally {
+    await admin.end();
+  }
+  return {
+    name,
+    adminUrl,
+    appUrl: withCredentials(adminUrl, APP_ROLE, APP_ROLE, name),
+    ownerUrl: withCredentials(adminUrl, OWNER_ROLE, OWNER_ROLE, name),
+    redisUrl: requireEnv(ENV.redisUrl),
+    bullPrefix: `test-${runId}-${suffix}`,
+    async drop() {
+      const c = new Client({ connectionString: adminUrl });
+      await c.connect();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+async function cloneTemplate(admin: Client, name: string, template: string) {
+  // CREATE DATABASE ... TEMPLATE fails while another session is connected to the template;
+  // parallel clones can briefly collide, so retry a few times.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await admin.query(
+        `CREATE DATABASE ${admin.escapeIdentifier(name)} TEMPLATE ${admin.escapeIdentifier(template)} OWNER ${OWNER_ROLE}`,
+      );
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== '55006' || attempt >= 20) throw error;
+      await new Promise((r) => setTimeout(r, 50 + attempt * 50));
+    }
+  }
+}
+
+export interface TestDatabaseHandle {
+  readonly info: TestDatabase;
+  /** The application's Database as app_user. */
+  readonly db: Database;
+  /** A pool as the owner role (bypasses RLS) for fixtures and assertions. */
+  readonly owner: Pool;
+}
+
+/**
+ * Registers beforeAll/afterAll that give the calling test file its own database. Access the
+ * handle's fields inside tests (they exist once beforeAll ran).
+ */
+export function useTestDatabase(options: { poolSize?: number } = {}): TestDatabaseHandle {
+  let info: TestDatabase | undefined;
+  let db: Database | undefined;
+  let owner: Pool | undefined;
+  beforeAll(async () => {
+    info = await createTestDatabase();
+    db = new Database({
+      connectionString: info.appUrl,
+      max: options.poolSize ?? 10,
+      applicationName: 'test',
+    });
+    owner = new Pool({ connectionString: info.ownerUrl, max: 4 });
+  });
+  afterAll(async () => {
+    await db?.close();
+    await owner?.end();
+    await info?.drop();
+  });
+  const need = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('useTestDatabase(): used before beforeAll ran');
+    return value;
+  };
+  return {
+    get info() {
+      return need(info);
+    },
+    get db() {
+      return need(db);
+    },
+    get owner() {
+      return need(owner);
+    },
+  };
+}

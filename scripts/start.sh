@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs the whole system on this machine: installs what is missing, starts PostgreSQL and Redis
+# when they are not running, applies migrations, then runs every process role in the
+# foreground. Ctrl-C (or SIGTERM) stops them all gracefully.
+source "$(dirname "$0")/lib.sh"
+
+ensure_dependencies
+ensure_services
+build
+cd "$ROOT"
+log "preparing the database (roles, database, migrations)"
+node packages/db/dist/setup-cli.js
+
+export NODE_ENV="${NODE_ENV:-development}"
+pids=()
+run_role() { # name, command...
+  local name=$1; shift
+  log "starting $name"
+  ("$@" 2>&1 | sed -u "s/^/[$name] /") &
+  pids+=($!)
+}
+stop_all() {
+  trap - INT TERM EXIT
+  log "stopping"
+  pkill -TERM -P $$ 2>/dev/null || true
+  for p in "${pids[@]}"; do pkill -TERM -P "$p" 2>/dev/null || true; done
+  wait || true
+}
+trap stop_all INT TERM EXIT
+
+# apps/api/roles.json maps each process role to its entry point.
+while read -r role entry; do
+  run_role "$role" node "apps/api/$entry"
+done < <(node -e 'for (const [r, e] of Object.entries(require("./apps/api/roles.json"))) console.log(r, e)')
+# The first role to exit stops the rest: a half-running system hides failures.
+wait -n

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs every test suite (unit, integration, e2e) against a real PostgreSQL and Redis.
+# Installs and starts what is missing. To use Testcontainers instead (Docker engine), run
+# `pnpm test` with TEST_DATABASE_URL and TEST_REDIS_URL unset.
+source "$(dirname "$0")/lib.sh"
+
+ensure_dependencies
+ensure_services
+build
+export TEST_DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres:postgres@127.0.0.1:5432/listing_test}"
+export TEST_REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379}"
+cd "$ROOT"
+exec pnpm test "$@"

@@ -2,8 +2,13 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { sql } from 'drizzle-orm';
 import { drizzle, type NodePgDatabase, type NodePgQueryResultHKT } from 'drizzle-orm/node-postgres';
 import type { PgDatabase } from 'drizzle-orm/pg-core';
-import { Pool, type PoolConfig } from 'pg';
-import { InvalidWorkspaceIdError, NotInTransactionError, WorkspaceContextConflictError } from './errors';
+import { Pool, type PoolClient, type PoolConfig } from 'pg';
+import {
+  InvalidWorkspaceIdError,
+  NotInTransactionError,
+  TransactionAbortedError,
+  WorkspaceContextConflictError,
+} from './errors';
 
 /** What repositories query through: the ambient transaction, else the pool. */
 export type DbExecutor = PgDatabase<NodePgQueryResultHKT>;
@@ -12,6 +17,16 @@ interface TransactionFrame {
   readonly tx: DbExecutor;
   /** Workspace bound to this transaction with set_config(..., true), or null. */
   readonly workspaceId: string | null;
+  /** Callbacks to run once the transaction has committed (shared by nested frames). */
+  readonly afterCommit: Array<() => void>;
+}
+
+export interface TransactionOptions {
+  /**
+   * `SET LOCAL lock_timeout` for the whole transaction, in ms: bounds how long any statement
+   * waits for a row or index lock. Only applied when this call opens the transaction.
+   */
+  lockTimeoutMs?: number;
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -68,9 +83,9 @@ export class Database {
   }
 
   /** Runs fn in a transaction; joins the ambient one when there is one (no second connection). */
-  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+  async transaction<T>(fn: () => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     if (this.storage.getStore()) return fn();
-    return this.root.transaction((tx) => this.storage.run({ tx, workspaceId: null }, fn));
+    return this.runTransaction(null, options, fn);
   }
 
   /**
@@ -79,26 +94,73 @@ export class Database {
    * pooled connection. Inside an ambient transaction it joins; binding a second, different
    * workspace to one transaction is refused.
    */
-  async withWorkspace<T>(workspaceId: string, fn: () => Promise<T>): Promise<T> {
+  async withWorkspace<T>(
+    workspaceId: string,
+    fn: () => Promise<T>,
+    options: TransactionOptions = {},
+  ): Promise<T> {
     if (!UUID_RE.test(workspaceId)) throw new InvalidWorkspaceIdError();
     const frame = this.storage.getStore();
-    if (frame) {
-      if (frame.workspaceId === workspaceId) return fn();
-      if (frame.workspaceId !== null) {
-        throw new WorkspaceContextConflictError(frame.workspaceId, workspaceId);
-      }
-      // The outer transaction had no workspace yet: bind it for fn only, then unbind.
-      await bindWorkspace(frame.tx, workspaceId);
-      try {
-        return await this.storage.run({ tx: frame.tx, workspaceId }, fn);
-      } finally {
-        await frame.tx.execute(sql`select set_config('app.workspace_id', '', true)`);
-      }
+    if (!frame) return this.runTransaction(workspaceId.toLowerCase(), options, fn);
+    if (frame.workspaceId === workspaceId.toLowerCase()) return fn();
+    if (frame.workspaceId !== null) {
+      throw new WorkspaceContextConflictError(frame.workspaceId, workspaceId);
     }
-    return this.root.transaction(async (tx) => {
-      await bindWorkspace(tx, workspaceId);
-      return this.storage.run({ tx, workspaceId }, fn);
-    });
+    // The outer transaction had no workspace yet: bind it for fn only, then unbind.
+    await frame.tx.execute(sql`select set_config('app.workspace_id', ${workspaceId}, true)`);
+    try {
+      return await this.storage.run({ ...frame, workspaceId: workspaceId.toLowerCase() }, fn);
+    } finally {
+      await frame.tx.execute(sql`select set_config('app.workspace_id', '', true)`);
+    }
+  }
+
+  /**
+   * Registers a callback for after the ambient transaction commits (never on rollback); outside a
+   * transaction it runs at once. For signals that must not sit inside the transaction, such as
+   * waking the outbox dispatcher. Callbacks must not throw; errors are swallowed.
+   */
+  afterCommit(callback: () => void): void {
+    const frame = this.storage.getStore();
+    if (frame) frame.afterCommit.push(callback);
+    else safely(callback);
+  }
+
+  /**
+   * Opens a transaction on one pooled connection. BEGIN, the workspace binding and the lock
+   * timeout travel in one round trip (a simple-protocol multi-statement; the values are
+   * validated above, never user text). Drizzle runs on the checked-out client.
+   */
+  private async runTransaction<T>(
+    workspaceId: string | null,
+    options: TransactionOptions,
+    fn: () => Promise<T>,
+  ): Promise<T> {
+    const client: PoolClient = await this.pool.connect();
+    let begin = 'BEGIN';
+    if (workspaceId) begin += `; SELECT set_config('app.workspace_id', '${workspaceId}', true)`;
+    if (options.lockTimeoutMs !== undefined) {
+      begin += `; SET LOCAL lock_timeout = ${Math.max(1, Math.floor(options.lockTimeoutMs))}`;
+    }
+    const frame: TransactionFrame = { tx: drizzle({ client }), workspaceId, afterCommit: [] };
+    let broken: Error | undefined;
+    try {
+      await client.query(begin);
+      const result = await this.storage.run(frame, fn);
+      const commit = await client.query('COMMIT');
+      // A statement failed inside and fn swallowed the error: PostgreSQL answers COMMIT with
+      // ROLLBACK. Never report that as success.
+      if ((commit as { command?: string }).command === 'ROLLBACK') throw new TransactionAbortedError();
+      for (const callback of frame.afterCommit) safely(callback);
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: Error) => {
+        broken = rollbackError; // the connection is unusable: destroy it, not return it
+      });
+      throw error;
+    } finally {
+      client.release(broken);
+    }
   }
 
   async close(): Promise<void> {
@@ -106,6 +168,10 @@ export class Database {
   }
 }
 
-function bindWorkspace(tx: DbExecutor, workspaceId: string) {
-  return tx.execute(sql`select set_config('app.workspace_id', ${workspaceId}, true)`);
+function safely(callback: () => void) {
+  try {
+    callback();
+  } catch {
+    // after-commit callbacks are best-effort signals
+  }
 }

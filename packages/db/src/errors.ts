@@ -15,6 +15,14 @@ export class NotInTransactionError extends DatabaseLayerError {
   }
 }
 
+/** COMMIT was answered with ROLLBACK: a statement failed inside and the error was swallowed. */
+export class TransactionAbortedError extends DatabaseLayerError {
+  readonly code = 'DB_TRANSACTION_ABORTED';
+  constructor() {
+    super('the transaction was aborted by an earlier failed statement and has been rolled back');
+  }
+}
+
 /** withWorkspace(B) was called inside a transaction already bound to workspace A. */
 export class WorkspaceContextConflictError extends DatabaseLayerError {
   readonly code = 'DB_WORKSPACE_CONTEXT_CONFLICT';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { NotInTransactionError, WorkspaceContextConflictError } from '@listing/db';
+import { NotInTransactionError, TransactionAbortedError, WorkspaceContextConflictError } from '@listing/db';
 import { seedWorkspace, useTestDatabase } from '@listing/testing';
 
 const t = useTestDatabase({ poolSize: 25 });
@@ -83,6 +83,46 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
     await t.db.transaction(async () => {
       expect(() => t.db.requireTransaction('outbox append')).not.toThrow();
     });
+  });
+
+  it('afterCommit callbacks run after COMMIT only, never on rollback', async () => {
+    const events: string[] = [];
+    await t.db.transaction(async () => {
+      t.db.afterCommit(() => events.push('committed'));
+      await t.db.transaction(async () => t.db.afterCommit(() => events.push('nested')));
+      expect(events).toEqual([]); // not yet
+    });
+    expect(events).toEqual(['committed', 'nested']);
+    await expect(
+      t.db.transaction(async () => {
+        t.db.afterCommit(() => events.push('rolled back'));
+        throw new Error('no');
+      }),
+    ).rejects.toThrow('no');
+    expect(events).toEqual(['committed', 'nested']);
+  });
+
+  it('a swallowed statement failure is not reported as a commit', async () => {
+    await expect(
+      t.db.transaction(async () => {
+        await t.db.executor.execute(sql`select 1/0`).catch(() => undefined);
+        return 'looks fine';
+      }),
+    ).rejects.toBeInstanceOf(TransactionAbortedError);
+  });
+
+  it('lockTimeoutMs bounds lock waits for the whole transaction', async () => {
+    const timeout = await t.db.transaction(
+      async () =>
+        (await t.db.executor.execute<{ v: string }>(sql`select current_setting('lock_timeout') as v`))
+          .rows[0]!.v,
+      { lockTimeoutMs: 250 },
+    );
+    expect(timeout).toBe('250ms');
+    const after = await t.db.executor.execute<{ v: string }>(
+      sql`select current_setting('lock_timeout') as v`,
+    );
+    expect(after.rows[0]!.v).toBe('0');
   });
 
   it('withWorkspace inside a transaction joins it; a second, different workspace is refused', async () => {

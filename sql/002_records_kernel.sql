@@ -9,6 +9,28 @@ CREATE FUNCTION app_member_role(p_user_id uuid, p_workspace_id uuid) RETURNS tex
 REVOKE ALL ON FUNCTION app_member_role(uuid, uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION app_member_role(uuid, uuid) TO app_user;
 
+-- Retention of expired idempotency records across workspaces, in bounded batches. Deletes only
+-- rows past expires_at and returns a count, nothing else.
+CREATE FUNCTION app_delete_expired_idempotency(p_limit integer) RETURNS integer
+  LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, public
+  AS $$
+    WITH doomed AS (
+      SELECT workspace_id, user_id, idempotency_key FROM idempotency_requests
+       WHERE expires_at < now()
+       ORDER BY expires_at
+       LIMIT greatest(1, least(p_limit, 10000))
+       FOR UPDATE SKIP LOCKED
+    ), deleted AS (
+      DELETE FROM idempotency_requests r USING doomed d
+       WHERE r.workspace_id = d.workspace_id AND r.user_id = d.user_id
+         AND r.idempotency_key = d.idempotency_key
+      RETURNING 1
+    )
+    SELECT count(*)::integer FROM deleted
+  $$;
+REVOKE ALL ON FUNCTION app_delete_expired_idempotency(integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION app_delete_expired_idempotency(integer) TO app_user;
+
 CREATE TABLE records (
   workspace_id uuid NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
   id           uuid NOT NULL,

@@ -1,0 +1,455 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Database } from '@listing/db';
+import { assertBackoffPolicy, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff';
+import type { ClaimedEvent } from './outbox-event';
+import { OutboxFaults } from './outbox-faults';
+import { silentLogger, type OutboxLogger } from './outbox-logger';
+import { OutboxRepository } from './outbox.repository';
+import type { QueueProducer } from './queue-producer';
+import { redactError } from './redaction';
+
+export interface DispatcherOptions {
+  readonly db: Database;
+  readonly producer: QueueProducer;
+  /** Unique per process (locked_by); generated from host, pid and randomness when absent. */
+  readonly id?: string;
+  /** Events claimed per statement. */
+  readonly batchSize?: number;
+  /** Batches in flight at once (claim, add and mark of different batches overlap). */
+  readonly concurrency?: number;
+  /** Per-workspace cap per round, in batches: a huge backlog cannot starve the other workspaces. */
+  readonly batchesPerWorkspace?: number;
+  /** Workspaces fetched per discovery (round-robin from a cursor). */
+  readonly workspacesPerRound?: number;
+  readonly leaseMs?: number;
+  /** Polling fallback when no nudge arrives. */
+  readonly pollIntervalMs?: number;
+  readonly reclaimIntervalMs?: number;
+  /** How often a paused dispatcher re-checks Redis. */
+  readonly redisRetryMs?: number;
+  readonly backoff?: BackoffPolicy;
+  readonly faults?: OutboxFaults;
+  readonly logger?: OutboxLogger;
+  /** Observability hook, called after each batch is settled. */
+  readonly onBatch?: (batch: BatchReport) => void;
+}
+
+export interface BatchReport {
+  readonly round: number;
+  readonly workspaceId: string;
+  readonly claimed: number;
+  readonly dispatched: number;
+  readonly failed: number;
+  readonly released: number;
+}
+
+export interface DispatcherStats {
+  rounds: number;
+  claimed: number;
+  dispatched: number;
+  failed: number;
+  deadLettered: number;
+  released: number;
+  reclaimed: number;
+  pauses: number;
+}
+
+/**
+ * The outbox dispatcher engine.
+ *
+ * Loop: if Redis is unreachable, pause (claim nothing, so no attempt is burnt). Otherwise discover
+ * workspaces with due events (narrow SECURITY DEFINER function, ids only, round-robin from a
+ * cursor), and let `concurrency` lanes work through per-workspace batches, interleaved across
+ * workspaces and capped per workspace per round. A batch is: claim in a transaction bound to the
+ * workspace (FOR UPDATE SKIP LOCKED, lease), addBulk to BullMQ outside any transaction with
+ * jobId = event id, then mark dispatched where the lease is still ours. A failed add counts an
+ * attempt (backoff in SQL) unless Redis itself is down, in which case the leases are released.
+ * Expired leases are reclaimed periodically. Nudges (wake()) start a round at once; otherwise it
+ * polls. stop(): claim nothing more, finish in-flight batches, release what is still held.
+ */
+export class OutboxDispatcher {
+  readonly id: string;
+  readonly stats: DispatcherStats = {
+    rounds: 0,
+    claimed: 0,
+    dispatched: 0,
+    failed: 0,
+    deadLettered: 0,
+    released: 0,
+    reclaimed: 0,
+    pauses: 0,
+  };
+
+  private readonly repository: OutboxRepository;
+  private readonly batchSize: number;
+  private readonly concurrency: number;
+  private readonly batchesPerWorkspace: number;
+  private readonly workspacesPerRound: number;
+  private readonly leaseMs: number;
+  private readonly pollIntervalMs: number;
+  private readonly reclaimIntervalMs: number;
+  private readonly redisRetryMs: number;
+  private readonly backoff: BackoffPolicy;
+  private readonly faults: OutboxFaults;
+  private readonly logger: OutboxLogger;
+
+  private loop: Promise<void> | null = null;
+  private stopping = false;
+  private paused = false;
+  private woken = false;
+  private wakeWaiter: (() => void) | null = null;
+  private cursor: string | null = null;
+  private lastReclaim = 0;
+  /** Leases this dispatcher holds: event id → workspace. */
+  private readonly held = new Map<string, string>();
+
+  // The work list of the current round, shared by the lanes.
+  private tasks: string[] = [];
+  private exhausted = new Set<string>();
+  private refill: Promise<void> | null = null;
+  private roundEmpty = false;
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.id = options.id ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+    this.repository = new OutboxRepository(options.db);
+    this.batchSize = options.batchSize ?? 500;
+    this.concurrency = options.concurrency ?? 4;
+    this.batchesPerWorkspace = options.batchesPerWorkspace ?? 4;
+    this.workspacesPerRound = options.workspacesPerRound ?? 100;
+    this.leaseMs = options.leaseMs ?? 30_000;
+    this.pollIntervalMs = options.pollIntervalMs ?? 500;
+    this.reclaimIntervalMs = options.reclaimIntervalMs ?? Math.min(5000, Math.max(100, this.leaseMs / 2));
+    this.redisRetryMs = options.redisRetryMs ?? 500;
+    this.backoff = options.backoff ?? DEFAULT_BACKOFF;
+    assertBackoffPolicy(this.backoff);
+    this.faults = options.faults ?? OutboxFaults.disabled();
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /** Starts the loop in the background. */
+  start(): void {
+    if (this.loop) return;
+    this.stopping = false;
+    this.loop = this.run();
+  }
+
+  /** Wakes the loop now (a nudge arrived). */
+  wake(): void {
+    this.woken = true;
+    const waiter = this.wakeWaiter;
+    this.wakeWaiter = null;
+    waiter?.();
+  }
+
+  /** Stops claiming, finishes in-flight batches, releases the leases still held. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake();
+    await this.loop;
+    this.loop = null;
+    await this.releaseHeld();
+  }
+
+  /** One full pass over the currently due work (tests, benchmarks): until nothing is due. */
+  async drain(maxRounds = Number.MAX_SAFE_INTEGER): Promise<number> {
+    let total = 0;
+    for (let i = 0; i < maxRounds; i++) {
+      const n = await this.round();
+      total += n;
+      if (n === 0) break;
+    }
+    return total;
+  }
+
+  private async run(): Promise<void> {
+    this.logger.info('dispatcher started', { dispatcher: this.id });
+    while (!this.stopping) {
+      try {
+        if (!(await this.redisHealthy())) {
+          this.setPaused(true);
+          await this.sleep(this.redisRetryMs);
+          continue;
+        }
+        this.setPaused(false);
+        await this.maybeReclaim();
+        this.woken = false;
+        const n = await this.round();
+        if (n === 0 && !this.woken && !this.stopping) await this.sleep(this.pollIntervalMs);
+      } catch (error) {
+        this.logger.error('dispatcher round failed', { error: redactError(error) });
+        await this.sleep(Math.min(this.pollIntervalMs, 1000));
+      }
+    }
+    this.logger.info('dispatcher stopped', { dispatcher: this.id, ...this.stats });
+  }
+
+  private async redisHealthy(): Promise<boolean> {
+    if (!this.options.producer.isReady()) return false;
+    return this.paused ? this.options.producer.ping() : true;
+  }
+
+  private setPaused(paused: boolean): void {
+    if (paused === this.paused) return;
+    this.paused = paused;
+    if (paused) {
+      this.stats.pauses++;
+      this.logger.warn('redis unreachable: dispatcher paused (no claims, no attempts counted)', {
+        dispatcher: this.id,
+      });
+    } else {
+      this.logger.info('redis reachable again: dispatcher resumed', { dispatcher: this.id });
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.wakeWaiter = null;
+        resolve();
+      }, ms);
+      this.wakeWaiter = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  /** Runs lanes until the current round's work list is exhausted; returns events claimed. */
+  async round(): Promise<number> {
+    this.tasks = [];
+    this.exhausted = new Set();
+    this.roundEmpty = false;
+    let claimed = 0;
+    const lane = async () => {
+      for (;;) {
+        if (this.stopping || this.paused) return;
+        const workspaceId = await this.nextTask();
+        if (!workspaceId) return;
+        claimed += await this.batch(workspaceId);
+      }
+    };
+    await Promise.all(Array.from({ length: this.concurrency }, lane));
+    return claimed;
+  }
+
+  /** Next workspace to claim from; refills the list (one discovery at a time) when it is empty. */
+  private async nextTask(): Promise<string | null> {
+    for (;;) {
+      while (this.tasks.length) {
+        const ws = this.tasks.shift()!;
+        if (!this.exhausted.has(ws)) return ws;
+      }
+      if (this.roundEmpty || this.stopping || this.paused) return null;
+      if (!this.refill) {
+        this.refill = this.discover().finally(() => (this.refill = null));
+      }
+      await this.refill;
+    }
+  }
+
+  private async discover(): Promise<void> {
+    await this.maybeReclaim();
+    const limit = this.workspacesPerRound;
+    const found = await this.repository.dueWorkspaces(this.cursor, limit);
+    if (found.length < limit && this.cursor !== null) {
+      const seen = new Set(found);
+      for (const ws of await this.repository.dueWorkspaces(null, limit - found.length)) {
+        if (!seen.has(ws)) found.push(ws);
+      }
+    }
+    if (!found.length) {
+      this.roundEmpty = true;
+      this.cursor = null;
+      return;
+    }
+    this.cursor = found[found.length - 1]!;
+    this.stats.rounds++;
+    this.exhausted = new Set();
+    // Interleaved: every workspace's first batch before anyone's second.
+    for (let b = 0; b < this.batchesPerWorkspace; b++) this.tasks.push(...found);
+  }
+
+  /** claim → add → mark for one workspace batch. Returns the number claimed. */
+  private async batch(workspaceId: string): Promise<number> {
+    const db = this.options.db;
+    const claimed = await db.withWorkspace(workspaceId, () =>
+      this.repository.claim(workspaceId, this.id, this.batchSize, this.leaseMs),
+    );
+    if (claimed.length < this.batchSize) this.exhausted.add(workspaceId);
+    if (!claimed.length) return 0;
+    this.stats.claimed += claimed.length;
+    for (const e of claimed) this.held.set(e.id, workspaceId);
+    const report = {
+      round: this.stats.rounds,
+      workspaceId,
+      claimed: claimed.length,
+      dispatched: 0,
+      failed: 0,
+      released: 0,
+    };
+    try {
+      const byQueue = new Map<string, ClaimedEvent[]>();
+      for (const e of claimed) {
+        const list = byQueue.get(e.queue);
+        if (list) list.push(e);
+        else byQueue.set(e.queue, [e]);
+      }
+      await Promise.all(
+        [...byQueue.entries()].map(async ([queue, events]) => {
+          const r = await this.deliver(workspaceId, queue, events);
+          report.dispatched += r.dispatched;
+          report.failed += r.failed;
+          report.released += r.released;
+        }),
+      );
+    } finally {
+      for (const e of claimed) this.held.delete(e.id);
+    }
+    this.options.onBatch?.(report);
+    return claimed.length;
+  }
+
+  private async deliver(
+    workspaceId: string,
+    queue: string,
+    events: ClaimedEvent[],
+  ): Promise<{ dispatched: number; failed: number; released: number }> {
+    try {
+      await this.options.producer.addBulk(queue, events);
+    } catch (error) {
+      return this.afterAddFailure(workspaceId, queue, events, error);
+    }
+    this.faults.traceAdds(this.id, events);
+    this.faults.afterEnqueue();
+    const marked =
+      (await this.settle(workspaceId, 'mark dispatched', () =>
+        this.repository.markDispatched(
+          this.id,
+          events.map((e) => e.id),
+        ),
+      )) ?? 0;
+    this.stats.dispatched += marked;
+    return { dispatched: marked, failed: 0, released: 0 };
+  }
+
+  /**
+   * addBulk failed. Redis down → release the leases (no attempt counted) and pause. Otherwise
+   * isolate the culprits one add at a time and count an attempt only against those.
+   */
+  private async afterAddFailure(
+    workspaceId: string,
+    queue: string,
+    events: ClaimedEvent[],
+    error: unknown,
+  ): Promise<{ dispatched: number; failed: number; released: number }> {
+    const result = { dispatched: 0, failed: 0, released: 0 };
+    const release = async (list: ClaimedEvent[]) => {
+      if (!list.length) return;
+      this.setPaused(true);
+      const n =
+        (await this.settle(workspaceId, 'release', () =>
+          this.repository.release(
+            this.id,
+            list.map((e) => e.id),
+          ),
+        )) ?? 0;
+      this.stats.released += n;
+      result.released += n;
+    };
+    if (!(await this.options.producer.ping())) {
+      await release(events);
+      return result;
+    }
+    const ok: ClaimedEvent[] = [];
+    const failed: Array<{ event: ClaimedEvent; error: unknown }> = [];
+    for (const event of events.length > 1 ? events : []) {
+      try {
+        await this.options.producer.add(queue, event);
+        ok.push(event);
+      } catch (e) {
+        failed.push({ event, error: e });
+      }
+    }
+    if (events.length === 1) failed.push({ event: events[0]!, error });
+    if (ok.length) {
+      this.faults.traceAdds(this.id, ok);
+      this.faults.afterEnqueue();
+      const n =
+        (await this.settle(workspaceId, 'mark dispatched', () =>
+          this.repository.markDispatched(
+            this.id,
+            ok.map((e) => e.id),
+          ),
+        )) ?? 0;
+      this.stats.dispatched += n;
+      result.dispatched += n;
+    }
+    if (failed.length && !(await this.options.producer.ping())) {
+      await release(failed.map((f) => f.event));
+      return result;
+    }
+    for (const { event, error: e } of failed) {
+      const message = redactError(e);
+      const r = await this.settle(workspaceId, 'mark failed', () =>
+        this.repository.markFailed(this.id, [event.id], message, this.backoff),
+      );
+      if (r) {
+        this.stats.failed += r.retried + r.deadLettered;
+        this.stats.deadLettered += r.deadLettered;
+        result.failed += r.retried + r.deadLettered;
+      }
+      this.logger.warn('enqueue failed', {
+        event: event.id,
+        queue,
+        error: message,
+        deadLetter: r?.deadLettered === 1,
+      });
+    }
+    return result;
+  }
+
+  /** Runs a settling statement under the workspace; a failure leaves the lease to expire. */
+  private async settle<T>(workspaceId: string, what: string, fn: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await this.options.db.withWorkspace(workspaceId, fn);
+    } catch (error) {
+      this.logger.error(`${what} failed; the lease will expire and be reclaimed`, {
+        workspace: workspaceId,
+        error: redactError(error),
+      });
+      return undefined;
+    }
+  }
+
+  private async maybeReclaim(): Promise<void> {
+    if (Date.now() - this.lastReclaim < this.reclaimIntervalMs) return;
+    this.lastReclaim = Date.now();
+    await this.reclaimExpired();
+  }
+
+  private async reclaimExpired(): Promise<void> {
+    const workspaces = await this.repository.expiredLeaseWorkspaces(this.workspacesPerRound);
+    for (const ws of workspaces) {
+      const n = await this.options.db.withWorkspace(ws, () => this.repository.reclaimExpired(ws, 10_000));
+      if (n) {
+        this.stats.reclaimed += n;
+        this.logger.warn('reclaimed expired leases', { workspace: ws, events: n });
+      }
+    }
+  }
+
+  private async releaseHeld(): Promise<void> {
+    const byWorkspace = new Map<string, string[]>();
+    for (const [id, ws] of this.held) byWorkspace.set(ws, [...(byWorkspace.get(ws) ?? []), id]);
+    for (const [ws, ids] of byWorkspace) {
+      const n = await this.settle(ws, 'release on stop', () => this.repository.release(this.id, ids));
+      this.stats.released += n ?? 0;
+    }
+    this.held.clear();
+  }
+}

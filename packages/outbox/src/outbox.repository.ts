@@ -1,0 +1,252 @@
+import type { Database } from '@listing/db';
+import { sql, type SQL } from 'drizzle-orm';
+import type { BackoffPolicy } from './backoff';
+import { MAX_BACKOFF_EXPONENT } from './backoff';
+import type { ClaimedEvent, DeadLetter, OutboxQueueStats } from './outbox-event';
+
+interface ClaimRow {
+  id: string;
+  workspace_id: string;
+  queue: string;
+  event_type: string;
+  payload: Record<string, unknown>;
+  attempt_count: number;
+  max_attempts: number;
+  created_at: Date;
+  locked_until: Date;
+}
+
+export interface NewOutboxRow {
+  readonly id: string;
+  readonly workspaceId: string;
+  readonly queue: string;
+  readonly type: string;
+  readonly payload: Record<string, unknown>;
+  readonly maxAttempts: number;
+  readonly availableAt: Date | null;
+}
+
+/**
+ * Every SQL statement on outbox_events, one function per hot operation. Statements run on the
+ * ambient executor (`db.executor`): the caller opens the transaction and binds the workspace
+ * (RLS applies; the application role never bypasses it). The cross-workspace reads go through
+ * the narrow SECURITY DEFINER functions of sql/003_outbox.sql and return ids or aggregates.
+ */
+export class OutboxRepository {
+  constructor(private readonly db: Database) {}
+
+  private async rows<T>(query: SQL): Promise<T[]> {
+    const result = await this.db.executor.execute(query);
+    return result.rows as T[];
+  }
+
+  /** Inserts one pending event in the current transaction. */
+  async insert(row: NewOutboxRow): Promise<void> {
+    await this.db.executor.execute(sql`
+      insert into outbox_events (id, workspace_id, queue, event_type, payload, max_attempts, next_attempt_at)
+      values (${row.id}, ${row.workspaceId}, ${row.queue}, ${row.type}, ${JSON.stringify(row.payload)}::jsonb,
+              ${row.maxAttempts}, coalesce(${row.availableAt?.toISOString() ?? null}::timestamptz, now()))`);
+  }
+
+  /** Workspaces with due pending events, in id order after `after` (round-robin cursor). */
+  async dueWorkspaces(after: string | null, limit: number): Promise<string[]> {
+    const rows = await this.rows<{ id: string }>(
+      sql`select outbox_due_workspaces as id from outbox_due_workspaces(${after}::uuid, ${limit}::integer)`,
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** Workspaces holding expired dispatch leases. */
+  async expiredLeaseWorkspaces(limit: number): Promise<string[]> {
+    const rows = await this.rows<{ id: string }>(
+      sql`select outbox_expired_lease_workspaces as id from outbox_expired_lease_workspaces(${limit}::integer)`,
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Claims up to `limit` due events of the bound workspace: FOR UPDATE SKIP LOCKED, so concurrent
+   * dispatchers get disjoint batches; the lease is `leaseMs` from the database clock.
+   */
+  async claim(
+    workspaceId: string,
+    lockedBy: string,
+    limit: number,
+    leaseMs: number,
+  ): Promise<ClaimedEvent[]> {
+    const rows = await this.rows<ClaimRow>(sql`
+      update outbox_events e
+         set status = 'dispatching', locked_by = ${lockedBy},
+             locked_until = now() + ${leaseMs}::integer * interval '1 millisecond', updated_at = now()
+        from (select id from outbox_events
+               where workspace_id = ${workspaceId} and status = 'pending' and next_attempt_at <= now()
+               order by next_attempt_at
+               limit ${limit}::integer
+               for update skip locked) c
+       where e.id = c.id
+      returning e.id, e.workspace_id, e.queue, e.event_type, e.payload, e.attempt_count, e.max_attempts,
+                e.created_at, e.locked_until`);
+    return rows.map((r) => ({
+      id: r.id,
+      workspaceId: r.workspace_id,
+      queue: r.queue,
+      type: r.event_type,
+      payload: r.payload,
+      attemptCount: r.attempt_count,
+      maxAttempts: r.max_attempts,
+      createdAt: new Date(r.created_at),
+      lockedUntil: new Date(r.locked_until),
+    }));
+  }
+
+  /** Marks events dispatched, only those whose lease this dispatcher still holds. */
+  async markDispatched(lockedBy: string, ids: readonly string[]): Promise<number> {
+    const result = await this.db.executor.execute(sql`
+      update outbox_events
+         set status = 'dispatched', dispatched_at = now(), locked_by = null, locked_until = null,
+             last_error = null, updated_at = now()
+       where id = any(${sql.param(ids)}::uuid[]) and status = 'dispatching' and locked_by = ${lockedBy}`);
+    return result.rowCount ?? 0;
+  }
+
+  /**
+   * A failed enqueue: attempt_count + 1, then back to pending with exponential backoff plus
+   * jitter computed here in SQL, or dead_letter once max_attempts is reached. Only rows whose
+   * lease this dispatcher holds. `error` must already be redacted.
+   */
+  async markFailed(
+    lockedBy: string,
+    ids: readonly string[],
+    error: string,
+    backoff: BackoffPolicy,
+  ): Promise<{ retried: number; deadLettered: number }> {
+    const rows = await this.rows<{ status: string }>(sql`
+      update outbox_events
+         set attempt_count = attempt_count + 1,
+             status = case when attempt_count + 1 >= max_attempts then 'dead_letter' else 'pending' end,
+             next_attempt_at = case when attempt_count + 1 >= max_attempts then next_attempt_at
+               else now() + least(${backoff.maxMs}::float8,
+                                  ${backoff.baseMs}::float8 * power(2, least(attempt_count, ${MAX_BACKOFF_EXPONENT}::integer)))
+                            * (1 - ${backoff.jitter}::float8 * random()) * interval '1 millisecond' end,
+             last_error = ${error}, locked_by = null, locked_until = null, updated_at = now()
+       where id = any(${sql.param(ids)}::uuid[]) and status = 'dispatching' and locked_by = ${lockedBy}
+      returning status`);
+    const deadLettered = rows.filter((r) => r.status === 'dead_letter').length;
+    return { retried: rows.length - deadLettered, deadLettered };
+  }
+
+  /** Gives leases back without counting an attempt (Redis unreachable, shutdown). */
+  async release(lockedBy: string, ids: readonly string[]): Promise<number> {
+    const result = await this.db.executor.execute(sql`
+      update outbox_events
+         set status = 'pending', locked_by = null, locked_until = null, updated_at = now()
+       where id = any(${sql.param(ids)}::uuid[]) and status = 'dispatching' and locked_by = ${lockedBy}`);
+    return result.rowCount ?? 0;
+  }
+
+  /** Returns expired leases of the bound workspace to pending (their dispatcher died or stalled). */
+  async reclaimExpired(workspaceId: string, limit: number): Promise<number> {
+    const result = await this.db.executor.execute(sql`
+      update outbox_events e
+         set status = 'pending', locked_by = null, locked_until = null, updated_at = now(),
+             last_error = 'lease expired: the dispatcher holding it stopped before marking it'
+        from (select id from outbox_events
+               where workspace_id = ${workspaceId} and status = 'dispatching' and locked_until < now()
+               limit ${limit}::integer
+               for update skip locked) c
+       where e.id = c.id`);
+    return result.rowCount ?? 0;
+  }
+
+  /** The worker gave up on the event's job (attempts exhausted or poison payload). */
+  async deadLetterFromWorker(id: string, attempts: number, error: string): Promise<number> {
+    const result = await this.db.executor.execute(sql`
+      update outbox_events
+         set status = 'dead_letter', attempt_count = greatest(attempt_count, ${attempts}::integer),
+             last_error = ${error}, locked_by = null, locked_until = null, updated_at = now()
+       where id = ${id} and status <> 'dead_letter'`);
+    return result.rowCount ?? 0;
+  }
+
+  /** Puts a dead letter of the bound workspace back to pending with a fresh attempt budget. */
+  async retryDeadLetter(id: string): Promise<{ queue: string; type: string; attemptCount: number } | null> {
+    const rows = await this.rows<{ queue: string; event_type: string; previous_attempts: number }>(sql`
+      update outbox_events e
+         set status = 'pending', attempt_count = 0, next_attempt_at = now(), dispatched_at = null,
+             last_error = null, updated_at = now()
+        from (select id, attempt_count from outbox_events where id = ${id} and status = 'dead_letter' for update) old
+       where e.id = old.id
+      returning e.queue, e.event_type, old.attempt_count as previous_attempts`);
+    const row = rows[0];
+    return row ? { queue: row.queue, type: row.event_type, attemptCount: row.previous_attempts } : null;
+  }
+
+  /** Status of one event of the bound workspace, or null. */
+  async status(id: string): Promise<string | null> {
+    const rows = await this.rows<{ status: string }>(sql`select status from outbox_events where id = ${id}`);
+    return rows[0]?.status ?? null;
+  }
+
+  async deadLetters(
+    filter: { queue?: string | null; id?: string | null },
+    limit: number,
+  ): Promise<DeadLetter[]> {
+    const rows = await this.rows<{
+      id: string;
+      workspace_id: string;
+      queue: string;
+      event_type: string;
+      attempt_count: number;
+      last_error: string | null;
+      created_at: Date;
+      updated_at: Date;
+    }>(
+      sql`select * from outbox_dead_letters(${filter.queue ?? null}::text, ${filter.id ?? null}::uuid, ${limit}::integer)`,
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      workspaceId: r.workspace_id,
+      queue: r.queue,
+      type: r.event_type,
+      attemptCount: r.attempt_count,
+      lastError: r.last_error,
+      createdAt: new Date(r.created_at),
+      updatedAt: new Date(r.updated_at),
+    }));
+  }
+
+  async stats(): Promise<OutboxQueueStats[]> {
+    const rows = await this.rows<{
+      queue: string;
+      status: string;
+      events: string;
+      oldest_age_ms: number | null;
+    }>(sql`
+      select queue, status, events,
+             (extract(epoch from now() - oldest_created_at) * 1000)::float8 as oldest_age_ms
+        from outbox_stats()`);
+    const byQueue = new Map<
+      string,
+      { pending: number; dispatching: number; deadLetter: number; age: number | null }
+    >();
+    for (const r of rows) {
+      const entry = byQueue.get(r.queue) ?? { pending: 0, dispatching: 0, deadLetter: 0, age: null };
+      const n = Number(r.events);
+      if (r.status === 'pending') {
+        entry.pending = n;
+        entry.age = r.oldest_age_ms === null ? null : Math.max(0, Math.round(Number(r.oldest_age_ms)));
+      } else if (r.status === 'dispatching') entry.dispatching = n;
+      else if (r.status === 'dead_letter') entry.deadLetter = n;
+      byQueue.set(r.queue, entry);
+    }
+    return [...byQueue.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([queue, e]) => ({
+        queue,
+        pending: e.pending,
+        dispatching: e.dispatching,
+        deadLetter: e.deadLetter,
+        oldestPendingAgeMs: e.age,
+      }));
+  }
+}

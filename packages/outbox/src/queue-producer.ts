@@ -1,0 +1,108 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { ClaimedEvent, OutboxJobData } from './outbox-event';
+
+export interface JobRetentionOptions {
+  /**
+   * Completed jobs are kept this long (s) so that a redelivery within the lease window is
+   * deduplicated by BullMQ too (workers stay correct without it). Must be >= the lease.
+   */
+  readonly completedAgeSec: number;
+  /** Failed jobs are kept for operators (s). */
+  readonly failedAgeSec: number;
+  /** First retry delay of a failing handler (BullMQ exponential backoff), ms. */
+  readonly handlerBackoffMs: number;
+}
+
+export const DEFAULT_JOB_RETENTION: JobRetentionOptions = {
+  completedAgeSec: 24 * 3600,
+  failedAgeSec: 7 * 24 * 3600,
+  handlerBackoffMs: 1000,
+};
+
+/**
+ * Turns claimed outbox events into BullMQ jobs: name = event type, jobId = event id, attempts =
+ * the event's max_attempts. One Queue object per queue name over one shared connection (which the
+ * owner closes: BullMQ does not close connections it was given).
+ */
+export class QueueProducer {
+  private readonly queues = new Map<string, Queue>();
+
+  constructor(
+    private readonly connection: Redis,
+    private readonly prefix: string,
+    private readonly retention: JobRetentionOptions = DEFAULT_JOB_RETENTION,
+  ) {}
+
+  queue(name: string): Queue {
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, {
+        connection: this.connection,
+        prefix: this.prefix,
+        skipWaitingForReady: true,
+      });
+      queue.on('error', () => undefined); // surfaced through the failed add instead
+      this.queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  private job(event: ClaimedEvent) {
+    const data: OutboxJobData = {
+      v: 1,
+      workspaceId: event.workspaceId,
+      payload: event.payload,
+      createdAt: event.createdAt.getTime(),
+    };
+    return {
+      name: event.type,
+      data,
+      opts: {
+        jobId: event.id,
+        attempts: event.maxAttempts,
+        backoff: { type: 'exponential', delay: this.retention.handlerBackoffMs },
+        removeOnComplete: { age: this.retention.completedAgeSec },
+        removeOnFail: { age: this.retention.failedAgeSec },
+      },
+    };
+  }
+
+  async addBulk(queue: string, events: readonly ClaimedEvent[]): Promise<void> {
+    await this.queue(queue).addBulk(events.map((e) => this.job(e)));
+  }
+
+  async add(queue: string, event: ClaimedEvent): Promise<void> {
+    const job = this.job(event);
+    await this.queue(queue).add(job.name, job.data, job.opts);
+  }
+
+  /** Removes a leftover job (failed or completed) so that re-adding the same id is not deduplicated. */
+  async removeJob(queue: string, jobId: string): Promise<boolean> {
+    return (await this.queue(queue).remove(jobId)) === 1;
+  }
+
+  /** Connected right now (no round trip). */
+  isReady(): boolean {
+    return this.connection.status === 'ready';
+  }
+
+  /** A PING within `timeoutMs`. */
+  async ping(timeoutMs = 1000): Promise<boolean> {
+    if (this.connection.status !== 'ready') return false;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+      return await Promise.race([this.connection.ping().then((r) => r === 'PONG'), timeout]);
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+    this.queues.clear();
+  }
+}

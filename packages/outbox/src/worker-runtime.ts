@@ -1,0 +1,160 @@
+import type { Database } from '@listing/db';
+import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import type { RedisOptions } from 'ioredis';
+import { z } from 'zod';
+import { InboxRepository } from './inbox.repository';
+import type { JobContext, JobDefinition } from './job-definition';
+import type { JobRegistry } from './job-registry';
+import { UUID_RE } from './outbox-event';
+import { silentLogger, type OutboxLogger } from './outbox-logger';
+import { OutboxRepository } from './outbox.repository';
+import { redactError } from './redaction';
+
+export interface WorkerRuntimeOptions {
+  readonly db: Database;
+  readonly registry: JobRegistry;
+  /** Connection options (not a client): each BullMQ Worker opens and closes its own connections. */
+  readonly connection: RedisOptions;
+  readonly prefix: string;
+  /** Jobs processed at once per queue. */
+  readonly concurrency?: number;
+  /** Only these queues (default: every queue of the registry). */
+  readonly queues?: readonly string[];
+  readonly logger?: OutboxLogger;
+}
+
+/** What the processor returns; stored by BullMQ as the job's return value. */
+export interface JobOutcome {
+  /** True when the inbox showed this event was already applied: the handler did not run. */
+  readonly duplicate: boolean;
+  readonly result?: unknown;
+}
+
+const outboxJobData = z.object({
+  v: z.literal(1),
+  workspaceId: z.string().regex(UUID_RE),
+  payload: z.record(z.string(), z.unknown()),
+  createdAt: z.number(),
+});
+
+/**
+ * Consumes the registry's queues. Per job: look up the handler by job name, parse the payload
+ * with the job's zod schema (a payload that does not parse is poison: UnrecoverableError, no
+ * retry), run the handler in a transaction bound to the event's workspace, with the inbox row
+ * written first in that transaction for inbox jobs. When BullMQ will not retry any more (poison
+ * or attempts exhausted) the outbox event is moved to dead_letter with a redacted error.
+ */
+export class OutboxWorkerRuntime {
+  private readonly workers: Worker[] = [];
+  private readonly inbox: InboxRepository;
+  private readonly outbox: OutboxRepository;
+  private readonly logger: OutboxLogger;
+
+  constructor(private readonly options: WorkerRuntimeOptions) {
+    this.inbox = new InboxRepository(options.db);
+    this.outbox = new OutboxRepository(options.db);
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  /** Checks the registry (exactly one handler per job), then starts one Worker per queue. */
+  async start(): Promise<void> {
+    this.options.registry.assertComplete();
+    const queues = this.options.queues ?? this.options.registry.queues();
+    for (const queue of queues) {
+      const worker = new Worker(queue, (job) => this.process(job), {
+        connection: { ...this.options.connection, maxRetriesPerRequest: null } as ConnectionOptions,
+        prefix: this.options.prefix,
+        concurrency: this.options.concurrency ?? 16,
+        autorun: false,
+      });
+      worker.on('error', (error) =>
+        this.logger.warn('worker connection error', { queue, error: error.message }),
+      );
+      this.workers.push(worker);
+      void worker
+        .run()
+        .catch((error: Error) => this.logger.error('worker stopped', { queue, error: error.message }));
+    }
+    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+    this.logger.info('workers started', { queues });
+  }
+
+  /** Finishes the active jobs, then closes the connections. */
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close()));
+    this.workers.length = 0;
+  }
+
+  /** The BullMQ processor (public for tests). */
+  async process(job: Job): Promise<JobOutcome> {
+    const registry = this.options.registry;
+    const definition = registry.job(job.name);
+    const handler = registry.handler(job.name);
+    if (!definition || !handler) {
+      throw new UnrecoverableError(`no handler for job ${job.name}`);
+    }
+    if (definition.scope === 'system') {
+      const payload = this.parse(definition, job.data);
+      const result = await handler(payload, this.context(job, null));
+      return { duplicate: false, result };
+    }
+    const envelope = outboxJobData.safeParse(job.data);
+    if (!envelope.success) throw new UnrecoverableError(`job ${job.id} is not an outbox event envelope`);
+    const { workspaceId } = envelope.data;
+    const eventId = job.id!;
+    try {
+      const payload = this.parse(definition, envelope.data.payload);
+      return await this.options.db.withWorkspace(workspaceId, async () => {
+        if (definition.inbox && !(await this.inbox.record(workspaceId, definition.name, eventId))) {
+          return { duplicate: true };
+        }
+        const result = await handler(payload, this.context(job, workspaceId));
+        return { duplicate: false, result: result ?? null };
+      });
+    } catch (error) {
+      const attempts = job.opts.attempts ?? 1;
+      const final = error instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts;
+      if (final) await this.deadLetter(workspaceId, eventId, job.attemptsMade + 1, error);
+      throw error;
+    }
+  }
+
+  private parse(definition: JobDefinition, data: unknown): Record<string, unknown> {
+    const parsed = definition.schema.safeParse(data);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '$'}: ${i.message}`).join('; ');
+      throw new UnrecoverableError(`poison payload for ${definition.name}: ${issues}`);
+    }
+    return parsed.data;
+  }
+
+  private context(job: Job, workspaceId: string | null): JobContext {
+    return {
+      eventId: job.id!,
+      workspaceId,
+      attempt: job.attemptsMade + 1,
+      job,
+      inboxOnce: async (key?: string) => {
+        if (!workspaceId) throw new UnrecoverableError('inboxOnce needs a workspace job');
+        return this.inbox.record(workspaceId, key ?? job.name, job.id!);
+      },
+    };
+  }
+
+  private async deadLetter(
+    workspaceId: string,
+    eventId: string,
+    attempts: number,
+    error: unknown,
+  ): Promise<void> {
+    const message = redactError(error);
+    try {
+      await this.options.db.withWorkspace(workspaceId, () =>
+        this.outbox.deadLetterFromWorker(eventId, attempts, message),
+      );
+      this.logger.warn('job dead-lettered', { event: eventId, attempts, error: message });
+    } catch (e) {
+      this.logger.error('could not dead-letter the outbox event', { event: eventId, error: redactError(e) });
+    }
+  }
+}

@@ -1,0 +1,203 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { seedWorkspace, useTestDatabase } from '@listing/testing';
+import {
+  backoffBounds,
+  OutboxDispatcher,
+  QueueProducer,
+  type BatchReport,
+  type BackoffPolicy,
+  type ClaimedEvent,
+} from '../src';
+import { connectedRedis, insertEvents, statusCounts } from './helpers';
+
+const t = useTestDatabase();
+
+/** A real producer whose adds fail for one queue name (Redis itself stays healthy). */
+class BrokenQueueProducer extends QueueProducer {
+  override async addBulk(queue: string, events: readonly ClaimedEvent[]): Promise<void> {
+    if (queue === 'q-broken') {
+      throw new Error('job rejected: see https://bucket.example/obj?X-Amz-Signature=abc123 password=hunter2');
+    }
+    return super.addBulk(queue, events);
+  }
+  override async add(queue: string, event: ClaimedEvent): Promise<void> {
+    if (queue === 'q-broken') {
+      throw new Error('job rejected: see https://bucket.example/obj?X-Amz-Signature=abc123 password=hunter2');
+    }
+    return super.add(queue, event);
+  }
+}
+
+describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
+  let redis: Redis;
+  let producer: QueueProducer;
+
+  beforeAll(async () => {
+    redis = await connectedRedis(t.info.redisUrl);
+    producer = new BrokenQueueProducer(redis, t.info.bullPrefix);
+  });
+  afterAll(async () => {
+    await producer.close();
+    await redis.quit();
+  });
+  beforeEach(async () => {
+    await t.owner.query('delete from outbox_events');
+  });
+
+  const dispatcher = (extra: Partial<ConstructorParameters<typeof OutboxDispatcher>[0]> = {}) =>
+    new OutboxDispatcher({ db: t.db, producer, batchSize: 100, concurrency: 2, ...extra });
+
+  it('enqueues every due event with jobId = event id into its queue and marks it dispatched', async () => {
+    const ws = await seedWorkspace(t.owner);
+    const ids = await insertEvents(t.owner, ws.workspaceId, 250, { queue: 'q-basic', type: 'basic.event' });
+    const d = dispatcher();
+    expect(await d.drain()).toBe(250);
+    expect(await statusCounts(t.owner)).toEqual({ dispatched: 250 });
+    const queue = new Queue('q-basic', { connection: redis, prefix: t.info.bullPrefix });
+    const job = await queue.getJob(ids[17]!);
+    expect(job?.name).toBe('basic.event');
+    expect(job?.data).toMatchObject({
+      v: 1,
+      workspaceId: ws.workspaceId,
+      payload: { n: expect.any(Number) },
+    });
+    expect(await queue.getJobCountByTypes('waiting')).toBe(250);
+    await queue.close();
+    const { rows } = await t.owner.query(
+      `select count(*)::int as n from outbox_events where dispatched_at is null or locked_by is not null`,
+    );
+    expect(rows[0].n).toBe(0);
+  });
+
+  it('does not dispatch events whose next_attempt_at is in the future', async () => {
+    const ws = await seedWorkspace(t.owner);
+    await insertEvents(t.owner, ws.workspaceId, 3, { queue: 'q-later' });
+    await t.owner.query(`update outbox_events set next_attempt_at = now() + interval '1 hour'`);
+    expect(await dispatcher().drain()).toBe(0);
+    expect(await statusCounts(t.owner)).toEqual({ pending: 3 });
+  });
+
+  it('a failed enqueue counts an attempt, backs off exponentially with jitter (in SQL), then dead-letters with a redacted error', async () => {
+    const ws = await seedWorkspace(t.owner);
+    const [id] = await insertEvents(t.owner, ws.workspaceId, 1, { queue: 'q-broken', maxAttempts: 3 });
+    const backoff: BackoffPolicy = { baseMs: 60_000, maxMs: 3_600_000, jitter: 0.5 };
+    const d = dispatcher({ backoff });
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      expect(await d.drain()).toBe(1);
+      const { rows } = await t.owner.query(
+        `select status, attempt_count, last_error, locked_by, locked_until,
+                extract(epoch from next_attempt_at - updated_at) * 1000 as delay_ms
+           from outbox_events where id = $1`,
+        [id],
+      );
+      const row = rows[0];
+      expect(row.attempt_count).toBe(attempt);
+      expect(row.locked_by).toBeNull();
+      expect(row.locked_until).toBeNull();
+      expect(row.last_error).toContain('job rejected');
+      expect(row.last_error).not.toMatch(/hunter2|abc123|X-Amz-Signature/);
+      if (attempt < 3) {
+        expect(row.status).toBe('pending');
+        const { minMs, maxMs } = backoffBounds(attempt, backoff);
+        expect(Number(row.delay_ms)).toBeGreaterThanOrEqual(minMs - 5);
+        expect(Number(row.delay_ms)).toBeLessThanOrEqual(maxMs + 5);
+        // make it due again for the next round
+        await t.owner.query(`update outbox_events set next_attempt_at = now() where id = $1`, [id]);
+      } else {
+        expect(row.status).toBe('dead_letter');
+      }
+    }
+    expect(await d.drain()).toBe(0);
+  });
+
+  it('one bad event in a batch does not fail its neighbours', async () => {
+    const ws = await seedWorkspace(t.owner);
+    await insertEvents(t.owner, ws.workspaceId, 5, { queue: 'q-fine' });
+    await insertEvents(t.owner, ws.workspaceId, 2, { queue: 'q-broken' });
+    await dispatcher().drain();
+    const { rows } = await t.owner.query(
+      `select queue, status, attempt_count from outbox_events order by queue, id`,
+    );
+    expect(
+      rows
+        .filter((r) => r.queue === 'q-fine')
+        .every((r) => r.status === 'dispatched' && r.attempt_count === 0),
+    ).toBe(true);
+    expect(
+      rows
+        .filter((r) => r.queue === 'q-broken')
+        .every((r) => r.status === 'pending' && r.attempt_count === 1),
+    ).toBe(true);
+  });
+
+  it('reclaims expired leases of a dead dispatcher, without counting an attempt, and delivers them', async () => {
+    const ws = await seedWorkspace(t.owner);
+    const ids = await insertEvents(t.owner, ws.workspaceId, 4, { queue: 'q-reclaim' });
+    await t.owner.query(
+      `update outbox_events set status = 'dispatching', locked_by = 'ghost', locked_until = now() - interval '1 second'
+        where id = any($1::uuid[])`,
+      [ids.slice(0, 3)],
+    );
+    // one lease still valid: must not be touched
+    await t.owner.query(
+      `update outbox_events set status = 'dispatching', locked_by = 'alive', locked_until = now() + interval '1 hour'
+        where id = $1`,
+      [ids[3]],
+    );
+    const d = dispatcher({ reclaimIntervalMs: 0 });
+    d.start();
+    try {
+      const deadline = Date.now() + 10_000;
+      while ((await statusCounts(t.owner)).dispatched !== 3 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } finally {
+      await d.stop();
+    }
+    const { rows } = await t.owner.query(`select id, status, attempt_count, locked_by from outbox_events`);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    for (const id of ids.slice(0, 3))
+      expect(byId.get(id)).toMatchObject({ status: 'dispatched', attempt_count: 0 });
+    expect(byId.get(ids[3])).toMatchObject({ status: 'dispatching', locked_by: 'alive' });
+    expect(d.stats.reclaimed).toBe(3);
+  });
+
+  it('is fair: 10 events of a small workspace go out in the first claim round beside a 5,000-event backlog', async () => {
+    const big = await seedWorkspace(t.owner, 'big');
+    const small = await seedWorkspace(t.owner, 'small');
+    await insertEvents(t.owner, big.workspaceId, 5000, { queue: 'q-fair' });
+    await insertEvents(t.owner, small.workspaceId, 10, { queue: 'q-fair' });
+    const reports: BatchReport[] = [];
+    const d = dispatcher({
+      batchSize: 100,
+      concurrency: 1,
+      batchesPerWorkspace: 2,
+      onBatch: (r) => reports.push(r),
+    });
+    await d.drain();
+    expect(await statusCounts(t.owner)).toEqual({ dispatched: 5010 });
+    const smallIndex = reports.findIndex((r) => r.workspaceId === small.workspaceId);
+    expect(smallIndex).toBeGreaterThanOrEqual(0);
+    expect(reports[smallIndex]!.round).toBe(1);
+    expect(reports[smallIndex]!.dispatched).toBe(10);
+    // at most the big workspace's per-round cap went before it
+    expect(smallIndex).toBeLessThanOrEqual(2);
+  });
+
+  it('stop() finishes the batch in flight and leaves no lease behind', async () => {
+    const ws = await seedWorkspace(t.owner);
+    await insertEvents(t.owner, ws.workspaceId, 3000, { queue: 'q-stop' });
+    const d = dispatcher({ batchSize: 200 });
+    d.start();
+    while (d.stats.dispatched === 0) await new Promise((r) => setTimeout(r, 5));
+    await d.stop();
+    const counts = await statusCounts(t.owner);
+    expect(counts.dispatching ?? 0).toBe(0);
+    expect((counts.dispatched ?? 0) + (counts.pending ?? 0)).toBe(3000);
+    const { rows } = await t.owner.query(
+      `select count(*)::int as n from outbox_events where attempt_count > 0`,
+    );
+    expect(rows[0].n).toBe(0);
+  });
+});

@@ -1,0 +1,55 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { Pool } from 'pg';
+import { producerRedisOptions } from '../src';
+
+/** Inserts `count` pending events for one workspace as the owner (fixtures bypass RLS). */
+export async function insertEvents(
+  owner: Pool,
+  workspaceId: string,
+  count: number,
+  options: { queue?: string; type?: string; maxAttempts?: number } = {},
+): Promise<string[]> {
+  const { rows } = await owner.query<{ id: string }>(
+    `insert into outbox_events (id, workspace_id, queue, event_type, payload, max_attempts)
+     select gen_random_uuid(), $1, $2, $3, jsonb_build_object('n', g), $5
+       from generate_series(1, $4::integer) g
+     returning id`,
+    [workspaceId, options.queue ?? 'q-test', options.type ?? 'test.event', count, options.maxAttempts ?? 10],
+  );
+  return rows.map((r) => r.id);
+}
+
+export async function statusCounts(owner: Pool): Promise<Record<string, number>> {
+  const { rows } = await owner.query<{ status: string; n: number }>(
+    `select status, count(*)::int as n from outbox_events group by status`,
+  );
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+}
+
+/** A producer-style ioredis client that is connected when returned. */
+export async function connectedRedis(url: string): Promise<Redis> {
+  const redis = new Redis(producerRedisOptions(url));
+  await new Promise<void>((resolve, reject) => {
+    redis.once('ready', () => resolve());
+    redis.once('error', reject);
+  });
+  return redis;
+}
+
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | null | false>,
+  timeoutMs = 20_000,
+  intervalMs = 50,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export const uuid = randomUUID;

@@ -26,19 +26,25 @@ CREATE TABLE users (
 );
 CREATE UNIQUE INDEX users_email_key ON users (lower(email));
 
--- One row per login; the refresh token rotates inside the session (family) and reuse of a
--- rotated-out token revokes the session. Only SHA-256 hashes of the opaque tokens are stored.
+-- One row per login. Refresh tokens rotate within the session: each use marks the presented
+-- token used and issues the next; presenting a used token again (a stolen copy) revokes the whole
+-- session. Only SHA-256 hashes of the opaque tokens are stored.
 CREATE TABLE auth_sessions (
-  id                 uuid PRIMARY KEY,
-  user_id            uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-  refresh_token_hash bytea NOT NULL,
-  refresh_expires_at timestamptz NOT NULL,
-  revoked_at         timestamptz,
-  created_at         timestamptz NOT NULL DEFAULT now(),
-  rotated_at         timestamptz
+  id         uuid PRIMARY KEY,
+  user_id    uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  expires_at timestamptz NOT NULL,
+  revoked_at timestamptz,
+  created_at timestamptz NOT NULL DEFAULT now()
 );
-CREATE UNIQUE INDEX auth_sessions_refresh_key ON auth_sessions (refresh_token_hash);
 CREATE INDEX auth_sessions_user_idx ON auth_sessions (user_id);
+
+CREATE TABLE auth_refresh_tokens (
+  token_hash bytea PRIMARY KEY,
+  session_id uuid NOT NULL REFERENCES auth_sessions (id) ON DELETE CASCADE,
+  used_at    timestamptz,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX auth_refresh_tokens_session_idx ON auth_refresh_tokens (session_id);
 
 CREATE TABLE auth_access_tokens (
   token_hash bytea PRIMARY KEY,
@@ -69,12 +75,16 @@ CREATE TABLE workspace_members (
 );
 CREATE INDEX workspace_members_user_idx ON workspace_members (user_id);
 
--- The workspaces a user belongs to, across tenants, for the membership list. Returns ids and
--- roles only; SECURITY DEFINER so it can see past RLS, search_path pinned against hijacking.
+-- The workspaces a user belongs to, across tenants, for the membership list. Returns id, name
+-- and role only; SECURITY DEFINER so it can see past RLS, search_path pinned against hijacking.
 CREATE FUNCTION app_user_workspaces(p_user_id uuid)
-  RETURNS TABLE (workspace_id uuid, role text)
+  RETURNS TABLE (workspace_id uuid, name text, role text)
   LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public
-  AS $$ SELECT m.workspace_id, m.role FROM workspace_members m WHERE m.user_id = p_user_id $$;
+  AS $$
+    SELECT m.workspace_id, w.name, m.role FROM workspace_members m
+      JOIN workspaces w ON w.id = m.workspace_id
+     WHERE m.user_id = p_user_id ORDER BY m.created_at
+  $$;
 REVOKE ALL ON FUNCTION app_user_workspaces(uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION app_user_workspaces(uuid) TO app_user;
 

@@ -1,6 +1,27 @@
-import { Module } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
+import type { AppConfig } from './config/app-config';
 import { InfrastructureModule } from './infrastructure/infrastructure.module';
+import { AuthModule } from './modules/auth/auth.module';
 import { HealthModule } from './modules/health/health.module';
+import { IdempotencyModule } from './modules/idempotency/idempotency.module';
+import { ProductDraftsModule } from './modules/product-drafts/product-drafts.module';
+import { RecordsModule } from './modules/records/records.module';
+import { WorkspacesModule } from './modules/workspaces/workspaces.module';
 
-@Module({ imports: [InfrastructureModule, HealthModule] })
-export class AppModule {}
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        InfrastructureModule.forRoot(config),
+        IdempotencyModule,
+        HealthModule,
+        AuthModule,
+        WorkspacesModule,
+        RecordsModule,
+        ProductDraftsModule,
+      ],
+    };
+  }
+}

@@ -150,10 +150,10 @@ describe('workspace row-level security as app_user', () => {
     }
   });
 
-  it('the cross-workspace membership function returns ids only, for one user', async () => {
+  it("the cross-workspace membership function returns one user's memberships only", async () => {
     const rows = await t.db.executor.execute<{ workspace_id: string; role: string }>(
       sql`select * from app_user_workspaces(${a.userId})`,
     );
-    expect(rows.rows).toEqual([{ workspace_id: a.workspaceId, role: 'owner' }]);
+    expect(rows.rows).toEqual([{ workspace_id: a.workspaceId, name: 'A', role: 'owner' }]);
   });
 });

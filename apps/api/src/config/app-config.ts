@@ -4,16 +4,57 @@ import { z } from 'zod';
  * Process configuration, parsed once at boot. A bad environment fails with the list of every
  * offending variable, not the first one.
  */
-const schema = z.object({
-  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
-  HOST: z.string().default('127.0.0.1'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  DATABASE_URL: z.url().default('postgres://app_user:app_user@127.0.0.1:5432/listing'),
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
-  REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
-  BULLMQ_PREFIX: z.string().min(1).default('bull'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-});
+const schema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+    HOST: z.string().default('127.0.0.1'),
+    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+    DATABASE_URL: z.url().default('postgres://app_user:app_user@127.0.0.1:5432/listing'),
+    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
+    REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
+    BULLMQ_PREFIX: z.string().min(1).default('bull'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
+
+    // Authentication. scrypt cost is log2(N); 14 → N = 16384, r = 8: 16 MiB per hash.
+    AUTH_SCRYPT_LOG_N: z.coerce.number().int().min(10).max(20).default(14),
+    ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).default(900),
+    REFRESH_TOKEN_TTL_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(3600)
+      .default(30 * 24 * 3600),
+    RATE_LIMIT_AUTH_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+    RATE_LIMIT_WRITES_PER_MINUTE: z.coerce.number().int().min(1).default(60_000),
+
+    // Idempotency. Fingerprint keys: "id:secret,id2:secret2"; the current id signs new records,
+    // older ids keep verifying records they signed until those expire.
+    IDEMPOTENCY_TTL_HOURS: z.coerce.number().min(24, 'must be at least 24 hours').default(48),
+    IDEMPOTENCY_LOCK_TIMEOUT_MS: z.coerce.number().int().min(1).default(5000),
+    IDEMPOTENCY_RETRY_AFTER_SECONDS: z.coerce.number().int().min(1).default(1),
+    IDEMPOTENCY_REPLAY_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
+    IDEMPOTENCY_FINGERPRINT_KEYS: z.string().default('dev-1:insecure-development-fingerprint-key'),
+    IDEMPOTENCY_FINGERPRINT_KEY_ID: z.string().default('dev-1'),
+
+    // Test-only fault injection (see test-faults.ts); refused unless NODE_ENV=test.
+    TEST_FAULTS: z.string().optional(),
+  })
+  .superRefine((env, ctx) => {
+    if (env.NODE_ENV === 'production' && env.IDEMPOTENCY_FINGERPRINT_KEYS.includes('insecure-development')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['IDEMPOTENCY_FINGERPRINT_KEYS'],
+        message: 'set a real secret in production',
+      });
+    }
+    if (env.TEST_FAULTS && env.NODE_ENV !== 'test') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['TEST_FAULTS'],
+        message: 'fault injection is only allowed with NODE_ENV=test',
+      });
+    }
+  });
 
 export type AppConfig = z.infer<typeof schema>;
 

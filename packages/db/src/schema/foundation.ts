@@ -19,11 +19,16 @@ export const users = pgTable('users', {
 export const authSessions = pgTable('auth_sessions', {
   id: uuid('id').primaryKey(),
   userId: uuid('user_id').notNull(),
-  refreshTokenHash: bytea('refresh_token_hash').notNull(),
-  refreshExpiresAt: timestamp('refresh_expires_at', { withTimezone: true }).notNull(),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   revokedAt: timestamp('revoked_at', { withTimezone: true }),
   createdAt: createdAt(),
-  rotatedAt: timestamp('rotated_at', { withTimezone: true }),
+});
+
+export const authRefreshTokens = pgTable('auth_refresh_tokens', {
+  tokenHash: bytea('token_hash').primaryKey(),
+  sessionId: uuid('session_id').notNull(),
+  usedAt: timestamp('used_at', { withTimezone: true }),
+  createdAt: createdAt(),
 });
 
 export const authAccessTokens = pgTable('auth_access_tokens', {

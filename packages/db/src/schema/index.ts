@@ -1,1 +1,2 @@
 export * from './foundation';
+export * from './records';

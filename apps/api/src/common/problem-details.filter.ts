@@ -1,0 +1,177 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { DatabaseLayerError, PgErrorCode, pgErrorCode } from '@listing/db';
+import { IdempotencyError, IdempotencyRequestInProgressError } from '@listing/idempotency';
+import { DomainError, RateLimitedError } from './domain-errors';
+
+/** Code → HTTP status. The one place where typed errors meet HTTP. */
+const STATUS: Record<string, number> = {
+  VALIDATION_FAILED: 422,
+  INVALID_JSON: 400,
+  BAD_REQUEST: 400,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  PAYLOAD_TOO_LARGE: 413,
+  UNAUTHENTICATED: 401,
+  INVALID_CREDENTIALS: 401,
+  INVALID_REFRESH_TOKEN: 401,
+  FORBIDDEN: 403,
+  WORKSPACE_NOT_FOUND: 404,
+  RESOURCE_NOT_FOUND: 404,
+  FEATURE_NOT_FOUND: 404,
+  ROUTE_NOT_FOUND: 404,
+  EMAIL_TAKEN: 409,
+  RATE_LIMITED: 429,
+  REVISION_MISMATCH: 412,
+  IF_MATCH_REQUIRED: 428,
+  IF_MATCH_INVALID: 400,
+  IDEMPOTENCY_KEY_REQUIRED: 400,
+  IDEMPOTENCY_KEY_INVALID: 400,
+  IDEMPOTENCY_SCOPE_CONFLICT: 409,
+  IDEMPOTENCY_KEY_REUSED: 409,
+  IDEMPOTENCY_REQUEST_IN_PROGRESS: 409,
+  IDEMPOTENCY_REPLAY_UNAVAILABLE: 409,
+  CONCURRENT_UPDATE: 409,
+  SERVICE_UNAVAILABLE: 503,
+  INTEGRITY_VIOLATION: 500,
+  INTERNAL_ERROR: 500,
+};
+
+const RETRYABLE = new Set([
+  'IDEMPOTENCY_REQUEST_IN_PROGRESS',
+  'RATE_LIMITED',
+  'SERVICE_UNAVAILABLE',
+  'CONCURRENT_UPDATE',
+]);
+
+interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  code: string;
+  detail?: string;
+  retryable?: boolean;
+  [extension: string]: unknown;
+}
+
+/**
+ * Every error leaves as application/problem+json (RFC 9457) with a stable `code`. Unknown errors
+ * become a generic 500 without internals: messages of unexpected errors may carry SQL or values.
+ */
+@Catch()
+export class ProblemDetailsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('http');
+
+  catch(error: unknown, host: ArgumentsHost): void {
+    const reply = host.switchToHttp().getResponse<{
+      code(status: number): unknown;
+      header(name: string, value: string): unknown;
+      send(body: string): unknown;
+      sent?: boolean;
+    }>();
+    const { problem, headers } = this.toProblem(error);
+    if (problem.status >= 500) {
+      this.logger.error(
+        `${problem.code}: ${(error as Error)?.name ?? 'error'} ${(error as { code?: string })?.code ?? ''}`,
+      );
+    }
+    if (reply.sent) return;
+    reply.code(problem.status);
+    reply.header('content-type', 'application/problem+json; charset=utf-8');
+    for (const [name, value] of Object.entries(headers)) reply.header(name, value);
+    reply.send(JSON.stringify(problem));
+  }
+
+  private toProblem(error: unknown): { problem: Problem; headers: Record<string, string> } {
+    const headers: Record<string, string> = {};
+    let code = 'INTERNAL_ERROR';
+    let detail: string | undefined;
+    let extensions: Record<string, unknown> = {};
+
+    if (error instanceof DomainError || error instanceof IdempotencyError) {
+      code = error.code;
+      detail = error.message;
+      if (error instanceof DomainError) extensions = error.extensions;
+      if (error instanceof IdempotencyRequestInProgressError)
+        headers['retry-after'] = String(error.retryAfterSeconds);
+      if (error instanceof RateLimitedError) headers['retry-after'] = String(error.retryAfterSeconds);
+    } else if (isFastifyError(error)) {
+      ({ code, detail } = fastifyProblem(error));
+    } else if (error instanceof HttpException) {
+      const status = error.getStatus();
+      code =
+        status === 404
+          ? 'ROUTE_NOT_FOUND'
+          : status === 413
+            ? 'PAYLOAD_TOO_LARGE'
+            : status < 500
+              ? 'BAD_REQUEST'
+              : 'INTERNAL_ERROR';
+      const cause = fastifyCause(error);
+      if (cause) ({ code, detail } = fastifyProblem(cause));
+      else if (status < 500) detail = error.message;
+    } else if (error instanceof DatabaseLayerError) {
+      code = 'INTERNAL_ERROR';
+    } else {
+      const sqlState = pgErrorCode(error);
+      if (
+        sqlState === PgErrorCode.lockNotAvailable ||
+        sqlState === PgErrorCode.serializationFailure ||
+        sqlState === PgErrorCode.deadlockDetected
+      ) {
+        code = 'CONCURRENT_UPDATE';
+        detail = 'the resource is busy; retry';
+        headers['retry-after'] = '1';
+      }
+    }
+    const status = STATUS[code] ?? 500;
+    const problem: Problem = {
+      type: `https://docs.listing.example/problems/${code.toLowerCase().replace(/_/g, '-')}`,
+      title: titleOf(code),
+      status,
+      code,
+      ...(detail ? { detail } : {}),
+      ...(RETRYABLE.has(code) ? { retryable: true } : {}),
+      ...extensions,
+    };
+    return { problem, headers };
+  }
+}
+
+interface FastifyErrorLike {
+  code: string;
+  statusCode?: number;
+  message: string;
+}
+
+function isFastifyError(error: unknown): error is FastifyErrorLike {
+  return (
+    typeof (error as FastifyErrorLike)?.code === 'string' &&
+    (error as FastifyErrorLike).code.startsWith('FST_')
+  );
+}
+
+function fastifyCause(error: HttpException): FastifyErrorLike | undefined {
+  const cause = (error as { cause?: unknown }).cause;
+  return isFastifyError(cause) ? cause : undefined;
+}
+
+function fastifyProblem(error: FastifyErrorLike): { code: string; detail: string } {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { code: 'INVALID_JSON', detail: 'the body is not valid JSON' };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { code: 'PAYLOAD_TOO_LARGE', detail: 'the body is too large' };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'send application/json' };
+    default:
+      return {
+        code: (error.statusCode ?? 500) < 500 ? 'BAD_REQUEST' : 'INTERNAL_ERROR',
+        detail: 'the request could not be processed',
+      };
+  }
+}
+
+function titleOf(code: string): string {
+  const text = code.toLowerCase().replace(/_/g, ' ');
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

@@ -1,0 +1,31 @@
+import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import type { z } from 'zod';
+import { ZodValidationPipe } from '../../common/zod-validation.pipe';
+import { loginSchema, refreshSchema, registerSchema } from './auth.dto';
+import { AuthService } from './auth.service';
+import { RateLimit, RateLimitGuard } from './rate-limit.guard';
+
+@Controller('v1/auth')
+@UseGuards(RateLimitGuard)
+@RateLimit('auth')
+export class AuthController {
+  constructor(private readonly auth: AuthService) {}
+
+  @Post('register')
+  @HttpCode(201)
+  register(@Body(new ZodValidationPipe(registerSchema)) body: z.infer<typeof registerSchema>) {
+    return this.auth.register(body.email, body.password, body.workspaceName);
+  }
+
+  @Post('login')
+  @HttpCode(200)
+  login(@Body(new ZodValidationPipe(loginSchema)) body: z.infer<typeof loginSchema>) {
+    return this.auth.login(body.email, body.password);
+  }
+
+  @Post('refresh')
+  @HttpCode(200)
+  refresh(@Body(new ZodValidationPipe(refreshSchema)) body: z.infer<typeof refreshSchema>) {
+    return this.auth.refresh(body.refreshToken);
+  }
+}

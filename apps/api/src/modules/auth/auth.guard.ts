@@ -1,0 +1,38 @@
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import { UnauthenticatedError, WorkspaceNotFoundError } from '../../common/domain-errors';
+import type { AuthContext } from '../../common/request-context';
+import { AuthRepository } from './auth.repository';
+import { hashToken } from './opaque-token';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Bearer authentication and, on /v1/workspaces/:workspaceId/... routes, membership: one query.
+ * A non-member gets 404, so workspace ids cannot be probed.
+ */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  constructor(private readonly repository: AuthRepository) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<{
+      headers: Record<string, string | undefined>;
+      params?: Record<string, string>;
+      auth?: AuthContext;
+    }>();
+    const header = request.headers.authorization;
+    const match = header ? /^Bearer ([A-Za-z0-9_-]{20,200})$/.exec(header) : null;
+    if (!match) throw new UnauthenticatedError();
+    const workspaceId = request.params?.workspaceId ?? null;
+    if (workspaceId !== null && !UUID_RE.test(workspaceId)) throw new WorkspaceNotFoundError();
+    const found = await this.repository.authenticate(hashToken(match[1]!), workspaceId);
+    if (!found) throw new UnauthenticatedError();
+    if (workspaceId !== null && !found.role) throw new WorkspaceNotFoundError();
+    request.auth = {
+      userId: found.userId,
+      sessionId: found.sessionId,
+      ...(workspaceId !== null ? { workspaceId: workspaceId.toLowerCase(), role: found.role! } : {}),
+    };
+    return true;
+  }
+}

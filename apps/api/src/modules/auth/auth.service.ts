@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { Database } from '@listing/db';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import {
+  EmailTakenError,
+  InvalidCredentialsError,
+  InvalidRefreshTokenError,
+} from '../../common/domain-errors';
+import { WorkspacesService } from '../workspaces/workspaces.service';
+import { AuthRepository } from './auth.repository';
+import { ACCESS_PREFIX, REFRESH_PREFIX, hashToken, newToken } from './opaque-token';
+import { PasswordHasher } from './password-hasher';
+
+export interface TokenPair {
+  accessToken: string;
+  refreshToken: string;
+  tokenType: 'Bearer';
+  expiresIn: number;
+}
+
+/**
+ * Registration, login and refresh. These endpoints do not use the idempotency mechanism (the
+ * design forbids storing password-bearing bodies anywhere); they are rate limited instead.
+ */
+@Injectable()
+export class AuthService {
+  private readonly hasher: PasswordHasher;
+
+  constructor(
+    private readonly db: Database,
+    private readonly repository: AuthRepository,
+    private readonly workspaces: WorkspacesService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.hasher = new PasswordHasher(config.AUTH_SCRYPT_LOG_N);
+  }
+
+  async register(email: string, password: string, workspaceName: string) {
+    const passwordHash = await this.hasher.hash(password);
+    const userId = randomUUID();
+    return this.db.transaction(async () => {
+      if (!(await this.repository.insertUser(userId, email, passwordHash))) throw new EmailTakenError();
+      const workspace = await this.workspaces.create(userId, workspaceName);
+      const tokens = await this.issueSession(userId);
+      return { user: { id: userId, email }, workspace, ...tokens };
+    });
+  }
+
+  async login(email: string, password: string): Promise<TokenPair & { user: { id: string; email: string } }> {
+    const user = await this.repository.findUserByEmail(email);
+    if (!user) {
+      await this.hasher.dummyVerify(password);
+      throw new InvalidCredentialsError();
+    }
+    if (!(await this.hasher.verify(password, user.passwordHash))) throw new InvalidCredentialsError();
+    const tokens = await this.db.transaction(() => this.issueSession(user.id));
+    return { user: { id: user.id, email: user.email }, ...tokens };
+  }
+
+  /**
+   * Rotates the refresh token. A used token presented again means a copy leaked: the session is
+   * revoked (committed) and the request refused.
+   */
+  async refresh(refreshToken: string): Promise<TokenPair> {
+    const hash = hashToken(refreshToken);
+    const outcome = await this.db.transaction(async () => {
+      const used = await this.repository.useRefreshToken(hash);
+      if (used) return { tokens: await this.issueTokens(used.sessionId, used.userId) };
+      const known = await this.repository.findRefreshToken(hash);
+      if (known?.used) await this.repository.revokeSession(known.sessionId);
+      return { tokens: undefined };
+    });
+    if (!outcome.tokens) throw new InvalidRefreshTokenError();
+    return outcome.tokens;
+  }
+
+  private async issueSession(userId: string): Promise<TokenPair> {
+    const sessionId = randomUUID();
+    await this.repository.insertSession(sessionId, userId, this.config.REFRESH_TOKEN_TTL_SECONDS);
+    return this.issueTokens(sessionId, userId);
+  }
+
+  private async issueTokens(sessionId: string, userId: string): Promise<TokenPair> {
+    const access = newToken(ACCESS_PREFIX);
+    const refresh = newToken(REFRESH_PREFIX);
+    await this.repository.insertAccessToken(
+      access.hash,
+      sessionId,
+      userId,
+      this.config.ACCESS_TOKEN_TTL_SECONDS,
+    );
+    await this.repository.insertRefreshToken(sessionId, refresh.hash);
+    return {
+      accessToken: access.token,
+      refreshToken: refresh.token,
+      tokenType: 'Bearer',
+      expiresIn: this.config.ACCESS_TOKEN_TTL_SECONDS,
+    };
+  }
+}

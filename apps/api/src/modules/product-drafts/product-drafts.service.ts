@@ -1,0 +1,149 @@
+import { Injectable } from '@nestjs/common';
+import { Database } from '@listing/db';
+import {
+  IdempotencyService,
+  type IdempotentOutcome,
+  type IdempotentRequestContext,
+} from '@listing/idempotency';
+import {
+  ResourceNotFoundError,
+  UnknownFeatureError,
+  ValidationFailedError,
+} from '../../common/domain-errors';
+import type { WorkspaceAuthContext } from '../../common/request-context';
+import { featureExecutionPolicy, recordSnapshotPolicy } from '../records/record-result-policies';
+import { RecordKernelService } from '../records/record-kernel.service';
+import type { FeatureExecutionResult, RecordView } from '../records/record-view';
+import { draftDataSchema, type DraftData, type DraftPatch } from './product-draft.dto';
+import { PRODUCT_DRAFT_FEATURES } from './product-draft.features';
+
+export const PRODUCT_DRAFT_MODULE = 'product_draft';
+
+/**
+ * Product drafts on the records kernel. Writes go through runPrepared: with an
+ * Idempotency-Key the same request runs once and replays the first result; without one they
+ * simply run in a transaction.
+ */
+@Injectable()
+export class ProductDraftsService {
+  constructor(
+    private readonly db: Database,
+    private readonly kernel: RecordKernelService,
+    private readonly idempotency: IdempotencyService,
+  ) {}
+
+  create(
+    auth: WorkspaceAuthContext,
+    idem: IdempotentRequestContext,
+    data: DraftData,
+  ): Promise<IdempotentOutcome<RecordView>> {
+    return this.idempotency.runPrepared({
+      owner: auth,
+      key: idem.key,
+      operation: idem.operation,
+      fingerprint: idem.fingerprint,
+      policy: recordSnapshotPolicy(this.kernel.records, PRODUCT_DRAFT_MODULE),
+      status: 201,
+      prepare: async () => data,
+      work: (payload) => this.kernel.create(auth, PRODUCT_DRAFT_MODULE, payload),
+    });
+  }
+
+  update(
+    auth: WorkspaceAuthContext,
+    idem: IdempotentRequestContext,
+    id: string,
+    expectedRevision: number,
+    patch: DraftPatch,
+  ): Promise<IdempotentOutcome<RecordView>> {
+    return this.idempotency.runPrepared({
+      owner: auth,
+      key: idem.key,
+      operation: idem.operation,
+      fingerprint: idem.fingerprint,
+      policy: recordSnapshotPolicy(this.kernel.records, PRODUCT_DRAFT_MODULE),
+      status: 200,
+      prepare: async () => patch,
+      work: (change) =>
+        this.kernel.update(auth, PRODUCT_DRAFT_MODULE, id, expectedRevision, (current) =>
+          mergeDraft(current, change),
+        ),
+    });
+  }
+
+  executeFeature(
+    auth: WorkspaceAuthContext,
+    idem: IdempotentRequestContext,
+    id: string,
+    featureId: string,
+    expectedRevision: number | null,
+  ): Promise<IdempotentOutcome<FeatureExecutionResult>> {
+    return this.idempotency.runPrepared({
+      owner: auth,
+      key: idem.key,
+      operation: idem.operation,
+      fingerprint: idem.fingerprint,
+      policy: featureExecutionPolicy(this.kernel.records, PRODUCT_DRAFT_MODULE),
+      status: 201,
+      prepare: async () => {
+        const feature = PRODUCT_DRAFT_FEATURES[featureId];
+        if (!feature) throw new UnknownFeatureError(featureId);
+        return feature;
+      },
+      work: (feature) =>
+        this.kernel.executeFeature(auth, PRODUCT_DRAFT_MODULE, id, feature, expectedRevision),
+    });
+  }
+
+  get(auth: WorkspaceAuthContext, id: string): Promise<RecordView> {
+    return this.db.withWorkspace(auth.workspaceId, async () => {
+      const view = await this.kernel.records.findCurrent(PRODUCT_DRAFT_MODULE, id);
+      if (!view) throw new ResourceNotFoundError('product draft');
+      return view;
+    });
+  }
+
+  getRevision(auth: WorkspaceAuthContext, id: string, revision: number): Promise<RecordView> {
+    return this.db.withWorkspace(auth.workspaceId, async () => {
+      const view = await this.kernel.records.findRevision(PRODUCT_DRAFT_MODULE, id, revision);
+      if (!view) throw new ResourceNotFoundError('revision');
+      return view;
+    });
+  }
+
+  list(auth: WorkspaceAuthContext, limit: number, cursor?: string) {
+    const after = cursor ? decodeCursor(cursor) : undefined;
+    return this.db.withWorkspace(auth.workspaceId, async () => {
+      const items = await this.kernel.records.listCurrent(PRODUCT_DRAFT_MODULE, limit + 1, after);
+      const page = items.slice(0, limit);
+      const last = page.at(-1);
+      return { items: page, nextCursor: items.length > limit && last ? encodeCursor(last) : null };
+    });
+  }
+}
+
+/** Applies a patch and validates the whole result (a 422 rolls everything back). */
+function mergeDraft(current: Record<string, unknown>, patch: DraftPatch): Record<string, unknown> {
+  const merged = draftDataSchema.safeParse({ ...current, ...patch });
+  if (!merged.success) {
+    throw new ValidationFailedError(
+      merged.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    );
+  }
+  return merged.data;
+}
+
+// Keyset pagination over (created_at, id), newest first.
+function encodeCursor(view: RecordView): string {
+  return Buffer.from(JSON.stringify({ id: view.id, at: view.createdAt })).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { createdAt: string; id: string } {
+  try {
+    const { id, at } = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as { id: string; at: string };
+    if (typeof id !== 'string' || typeof at !== 'string') throw new Error('shape');
+    return { id, createdAt: at };
+  } catch {
+    throw new ValidationFailedError([{ path: 'cursor', message: 'invalid cursor' }]);
+  }
+}

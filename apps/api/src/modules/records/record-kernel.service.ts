@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { Database } from '@listing/db';
+import { ResourceNotFoundError, RevisionMismatchError } from '../../common/domain-errors';
+import type { WorkspaceAuthContext } from '../../common/request-context';
+import { AuditRepository } from '../audit/audit.repository';
+import type { FeatureExecutionResult, RecordView } from './record-view';
+import { RecordsRepository } from './records.repository';
+
+/** A feature a record offers. Local features compute a new payload; external ones are refused. */
+export type RecordFeature =
+  | { id: string; mode: 'local'; apply(payload: Record<string, unknown>): Record<string, unknown> }
+  | { id: string; mode: 'external' };
+
+/**
+ * The records kernel: head + immutable revisions + feature executions + audit, written in the
+ * caller's transaction (the idempotency engine's, when a key was sent). Every method expects the
+ * ambient transaction to be bound to auth.workspaceId.
+ */
+@Injectable()
+export class RecordKernelService {
+  constructor(
+    private readonly db: Database,
+    readonly records: RecordsRepository,
+    private readonly audit: AuditRepository,
+  ) {}
+
+  async create(
+    auth: WorkspaceAuthContext,
+    moduleCode: string,
+    payload: Record<string, unknown>,
+  ): Promise<RecordView> {
+    this.db.requireTransaction('record create');
+    const id = randomUUID();
+    const view = await this.records.insertWithFirstRevision(
+      { workspaceId: auth.workspaceId, moduleCode, id, revision: 1, payload },
+      auth.userId,
+    );
+    await this.audit.append({
+      action: 'RECORD_CREATED',
+      entityType: moduleCode,
+      entityId: id,
+      revision: 1,
+      actorUserId: auth.userId,
+    });
+    return view;
+  }
+
+  /**
+   * Optimistic update: the head is locked, its revision must equal `expectedRevision` (else 412),
+   * and `change` computes the next payload from the locked one.
+   */
+  async update(
+    auth: WorkspaceAuthContext,
+    moduleCode: string,
+    id: string,
+    expectedRevision: number,
+    change: (current: Record<string, unknown>) => Record<string, unknown>,
+  ): Promise<RecordView> {
+    const head = await this.lockHeadAt(moduleCode, id, expectedRevision);
+    const revision = head.revision + 1;
+    const view = await this.records.advance(
+      { workspaceId: auth.workspaceId, moduleCode, id, revision, payload: change(head.payload) },
+      auth.userId,
+    );
+    await this.audit.append({
+      action: 'RECORD_UPDATED',
+      entityType: moduleCode,
+      entityId: id,
+      revision,
+      actorUserId: auth.userId,
+    });
+    return view;
+  }
+
+  /**
+   * Runs a feature. Local: new revision + SUCCEEDED execution. A feature that declares a direct
+   * external call fails closed: execution mode=blocked_external, status=BLOCKED, revision
+   * unchanged, audit FEATURE_<id>_BLOCKED. Real external work goes through the outbox.
+   */
+  async executeFeature(
+    auth: WorkspaceAuthContext,
+    moduleCode: string,
+    id: string,
+    feature: RecordFeature,
+    expectedRevision: number | null,
+  ): Promise<FeatureExecutionResult> {
+    const head = await this.lockHeadAt(moduleCode, id, expectedRevision);
+    const code = `FEATURE_${feature.id.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}`;
+    const executionId = randomUUID();
+    if (feature.mode === 'external') {
+      const record = (await this.records.findRevision(moduleCode, id, head.revision))!;
+      const execution = await this.records.insertExecution({
+        workspaceId: auth.workspaceId,
+        id: executionId,
+        moduleCode,
+        recordId: id,
+        featureId: feature.id,
+        mode: 'blocked_external',
+        status: 'BLOCKED',
+        baseRevision: head.revision,
+        resultRevision: null,
+        createdBy: auth.userId,
+      });
+      await this.audit.append({
+        action: `${code}_BLOCKED`,
+        entityType: moduleCode,
+        entityId: id,
+        revision: head.revision,
+        actorUserId: auth.userId,
+        metadata: { executionId },
+      });
+      return { record, execution };
+    }
+    const revision = head.revision + 1;
+    const record = await this.records.advance(
+      { workspaceId: auth.workspaceId, moduleCode, id, revision, payload: feature.apply(head.payload) },
+      auth.userId,
+    );
+    const execution = await this.records.insertExecution({
+      workspaceId: auth.workspaceId,
+      id: executionId,
+      moduleCode,
+      recordId: id,
+      featureId: feature.id,
+      mode: 'local',
+      status: 'SUCCEEDED',
+      baseRevision: head.revision,
+      resultRevision: revision,
+      createdBy: auth.userId,
+    });
+    await this.audit.append({
+      action: `${code}_SUCCEEDED`,
+      entityType: moduleCode,
+      entityId: id,
+      revision,
+      actorUserId: auth.userId,
+      metadata: { executionId },
+    });
+    return { record, execution };
+  }
+
+  private async lockHeadAt(moduleCode: string, id: string, expectedRevision: number | null) {
+    this.db.requireTransaction('record write');
+    const head = await this.records.lockHead(moduleCode, id);
+    if (!head) throw new ResourceNotFoundError('record');
+    if (expectedRevision !== null && head.revision !== expectedRevision)
+      throw new RevisionMismatchError(head.revision);
+    return head;
+  }
+}

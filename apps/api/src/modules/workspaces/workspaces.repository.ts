@@ -1,0 +1,42 @@
+import { Injectable } from '@nestjs/common';
+import { Database } from '@listing/db';
+import { sql } from 'drizzle-orm';
+
+export interface WorkspaceMembership {
+  id: string;
+  name: string;
+  role: 'owner' | 'admin' | 'member';
+}
+
+@Injectable()
+export class WorkspacesRepository {
+  constructor(private readonly db: Database) {}
+
+  /** Runs inside withWorkspace(id): RLS only admits the row being created. */
+  async insertWorkspace(id: string, name: string, createdBy: string): Promise<void> {
+    await this.db.executor.execute(
+      sql`insert into workspaces (id, name, created_by) values (${id}, ${name}, ${createdBy})`,
+    );
+  }
+
+  async insertMember(
+    workspaceId: string,
+    userId: string,
+    role: WorkspaceMembership['role'],
+  ): Promise<boolean> {
+    const result = await this.db.executor.execute(sql`
+      insert into workspace_members (workspace_id, user_id, role) values (${workspaceId}, ${userId}, ${role})
+      on conflict do nothing`);
+    return result.rowCount === 1;
+  }
+
+  /** All of one user's workspaces, across tenants (SECURITY DEFINER function, ids/names/roles). */
+  async listForUser(userId: string): Promise<WorkspaceMembership[]> {
+    const { rows } = await this.db.executor.execute<{
+      workspace_id: string;
+      name: string;
+      role: WorkspaceMembership['role'];
+    }>(sql`select workspace_id, name, role from app_user_workspaces(${userId})`);
+    return rows.map((r) => ({ id: r.workspace_id, name: r.name, role: r.role }));
+  }
+}

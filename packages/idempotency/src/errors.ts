@@ -1,0 +1,68 @@
+/**
+ * Typed errors of the idempotency engine. Stable string codes; the application maps them to
+ * HTTP (problem+json). Nothing here knows HTTP.
+ */
+export abstract class IdempotencyError extends Error {
+  abstract readonly code: string;
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** The route requires an Idempotency-Key and none was sent. */
+export class IdempotencyKeyRequiredError extends IdempotencyError {
+  readonly code = 'IDEMPOTENCY_KEY_REQUIRED';
+  constructor() {
+    super('this operation requires an Idempotency-Key header (a UUID)');
+  }
+}
+
+/** The header is not a UUID (bare or as an RFC 8941 sf-string), or it was sent twice. */
+export class IdempotencyKeyInvalidError extends IdempotencyError {
+  readonly code = 'IDEMPOTENCY_KEY_INVALID';
+  constructor(reason: string) {
+    super(`Idempotency-Key is invalid: ${reason}`);
+  }
+}
+
+/** The key was first used for another operation (method + path). */
+export class IdempotencyScopeConflictError extends IdempotencyError {
+  readonly code = 'IDEMPOTENCY_SCOPE_CONFLICT';
+  constructor() {
+    super('this Idempotency-Key was already used for a different operation');
+  }
+}
+
+/** Same key and operation, different request (body or meaning-changing headers). */
+export class IdempotencyKeyReusedError extends IdempotencyError {
+  readonly code = 'IDEMPOTENCY_KEY_REUSED';
+  constructor() {
+    super('this Idempotency-Key was already used with a different request');
+  }
+}
+
+/** The first request with this key is still running past the bounded wait. */
+export class IdempotencyRequestInProgressError extends IdempotencyError {
+  readonly code = 'IDEMPOTENCY_REQUEST_IN_PROGRESS';
+  constructor(readonly retryAfterSeconds: number) {
+    super('a request with this Idempotency-Key is still in progress; retry later with the same key');
+  }
+}
+
+/**
+ * The stored result cannot be restored by the current code (policy renamed or envelope version
+ * unknown), or its fingerprint key is no longer configured. Fails closed: never re-executes,
+ * never returns a guess.
+ */
+export class IdempotencyReplayUnavailableError extends IdempotencyError {
+  readonly code = 'IDEMPOTENCY_REPLAY_UNAVAILABLE';
+  constructor(reason: string) {
+    super(`the first result of this Idempotency-Key cannot be replayed: ${reason}`);
+  }
+}
+
+/** Configuration rejected at boot. */
+export class IdempotencyConfigError extends IdempotencyError {
+  readonly code = 'IDEMPOTENCY_CONFIG_INVALID';
+}

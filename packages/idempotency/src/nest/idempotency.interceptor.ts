@@ -1,0 +1,79 @@
+import {
+  Inject,
+  Injectable,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { map, type Observable } from 'rxjs';
+import { IdempotencyKeyRequiredError } from '../errors';
+import { FingerprintKeyring } from '../fingerprint';
+import { idempotencyOperation, parseIdempotencyKey } from '../idempotency-key';
+import {
+  IDEMPOTENCY_REQUEST_FIELD,
+  IDEMPOTENT_ROUTE,
+  IdempotentResponse,
+  type IdempotentRequestContext,
+  type IdempotentRouteOptions,
+} from './idempotent.decorator';
+
+export const FINGERPRINT_KEYRING = Symbol('FINGERPRINT_KEYRING');
+
+interface HttpRequestLike {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  body?: unknown;
+  [field: string]: unknown;
+}
+
+interface HttpReplyLike {
+  header(name: string, value: string): unknown;
+}
+
+/**
+ * Parses Idempotency-Key on routes marked @Idempotent() (guards — authentication and rate
+ * limits — have already run; validation pipes run next; runPrepared runs in the handler), and
+ * turns IdempotentResponse into a body plus `Idempotent-Replayed: true` on replays.
+ * Errors are the engine's typed errors; the application's exception filter maps them to HTTP.
+ */
+@Injectable()
+export class IdempotencyInterceptor implements NestInterceptor {
+  constructor(
+    private readonly reflector: Reflector,
+    @Inject(FINGERPRINT_KEYRING) private readonly keyring: FingerprintKeyring,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const route = this.reflector.get<IdempotentRouteOptions | undefined>(
+      IDEMPOTENT_ROUTE,
+      context.getHandler(),
+    );
+    if (!route || context.getType() !== 'http') return next.handle();
+    const http = context.switchToHttp();
+    const request = http.getRequest<HttpRequestLike>();
+    const key = parseIdempotencyKey(request.headers['idempotency-key']);
+    if (key === null && route.required) throw new IdempotencyKeyRequiredError();
+    const operation = idempotencyOperation(request.method, request.url);
+    const meaning: Record<string, string | undefined> = {};
+    for (const name of route.meaningHeaders ?? ['if-match']) {
+      const value = request.headers[name.toLowerCase()];
+      meaning[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    const ctx: IdempotentRequestContext = {
+      key,
+      operation,
+      fingerprint: this.keyring.fingerprint(operation, request.body, meaning),
+    };
+    request[IDEMPOTENCY_REQUEST_FIELD] = ctx;
+    const reply = http.getResponse<HttpReplyLike>();
+    return next.handle().pipe(
+      map((value: unknown) => {
+        if (!(value instanceof IdempotentResponse)) return value;
+        if (value.replayed) reply.header('Idempotent-Replayed', 'true');
+        return value.body;
+      }),
+    );
+  }
+}

@@ -1,0 +1,171 @@
+import { idempotencyKeyReused, SimError } from '../http/sim-errors';
+import type { SimCounters } from '../state/sim-counters';
+
+export interface ProductInput {
+  title: string;
+  price?: number | string | null;
+  images?: string[];
+  [field: string]: unknown;
+}
+
+export interface Product {
+  productId: string;
+  storeExternalId: string;
+  title: string;
+  price: number | string | null;
+  images: string[];
+  status: 'online';
+  source: 'api' | 'seed';
+  createdAt: string;
+  [field: string]: unknown;
+}
+
+export interface CreateProductResult {
+  status: 201;
+  product: Product;
+  replayed: boolean;
+}
+
+export interface ProductPage {
+  items: Product[];
+  nextCursor: string | null;
+}
+
+interface StoredProduct {
+  seq: number;
+  product: Product;
+}
+
+interface IdempotencyRecord {
+  fingerprint: string;
+  product: Product;
+}
+
+export const invalidCursor = () =>
+  new SimError(400, 'INVALID_CURSOR', 'the cursor is not one this API issued');
+
+/**
+ * The marketplace's products. Every mutation is synchronous (no await between the idempotency
+ * lookup and the insert), so concurrent requests in this single-threaded process can never both
+ * create a product for one key.
+ */
+export class MarketplaceStore {
+  private seq = 0;
+  private readonly byStore = new Map<string, StoredProduct[]>();
+  // One key space for the whole marketplace: a key reused on another store is a conflict,
+  // never a second product.
+  private readonly byKey = new Map<string, IdempotencyRecord>();
+
+  constructor(private readonly counters: SimCounters) {}
+
+  createProduct(
+    key: string,
+    fingerprint: string,
+    storeExternalId: string,
+    input: ProductInput,
+  ): CreateProductResult {
+    const existing = this.byKey.get(key);
+    if (existing) {
+      if (existing.fingerprint !== fingerprint) {
+        this.counters.productConflicts += 1;
+        throw idempotencyKeyReused();
+      }
+      this.counters.productReplays += 1;
+      return { status: 201, product: existing.product, replayed: true };
+    }
+    const product = this.insert(storeExternalId, input, 'api');
+    this.byKey.set(key, { fingerprint, product });
+    this.counters.productsCreated += 1;
+    return { status: 201, product, replayed: false };
+  }
+
+  /** Adds `count` online products to a store, as if created on the marketplace by other means. */
+  seed(storeExternalId: string, count: number, titlePrefix: string): Product[] {
+    const created: Product[] = [];
+    for (let i = 0; i < count; i += 1) {
+      const n = this.countFor(storeExternalId) + 1;
+      created.push(
+        this.insert(storeExternalId, { title: `${titlePrefix} ${n}`, price: (n % 100) + 0.99 }, 'seed'),
+      );
+    }
+    this.counters.productsSeeded += count;
+    return created;
+  }
+
+  /** Products in creation order; the cursor is the last sequence number seen, so pages stay stable while products are added. */
+  list(storeExternalId: string, cursor: string | undefined, limit: number): ProductPage {
+    const after = cursor ? decodeCursor(cursor) : 0;
+    const rows = this.byStore.get(storeExternalId) ?? [];
+    let start = lowerBound(rows, after + 1);
+    const items: Product[] = [];
+    while (start < rows.length && items.length < limit) {
+      items.push(rows[start].product);
+      start += 1;
+    }
+    const last = items.length > 0 ? rows[start - 1].seq : after;
+    return { items, nextCursor: start < rows.length ? encodeCursor(last) : null };
+  }
+
+  countFor(storeExternalId: string): number {
+    return this.byStore.get(storeExternalId)?.length ?? 0;
+  }
+
+  productIdForKey(key: string): string | null {
+    return this.byKey.get(key)?.product.productId ?? null;
+  }
+
+  productsByKey(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [key, record] of this.byKey) out[key] = record.product.productId;
+    return out;
+  }
+
+  reset(): void {
+    this.seq = 0;
+    this.byStore.clear();
+    this.byKey.clear();
+  }
+
+  private insert(storeExternalId: string, input: ProductInput, source: Product['source']): Product {
+    this.seq += 1;
+    const seq = this.seq;
+    const { title, price, images, ...extra } = input;
+    const product: Product = Object.freeze({
+      ...extra,
+      productId: `prd_${seq.toString().padStart(8, '0')}`,
+      storeExternalId,
+      title,
+      price: price ?? null,
+      images: [...(images ?? [])],
+      status: 'online',
+      source,
+      createdAt: new Date().toISOString(),
+    });
+    const rows = this.byStore.get(storeExternalId) ?? [];
+    rows.push({ seq, product });
+    this.byStore.set(storeExternalId, rows);
+    return product;
+  }
+}
+
+function encodeCursor(seq: number): string {
+  return Buffer.from(`s:${seq}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): number {
+  const match = /^s:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match) throw invalidCursor();
+  return Number(match[1]);
+}
+
+/** First index whose seq is >= target (rows are sorted by seq). */
+function lowerBound(rows: StoredProduct[], target: number): number {
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (rows[mid].seq < target) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

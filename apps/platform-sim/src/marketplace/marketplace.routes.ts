@@ -1,0 +1,84 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { bearerToken, fingerprint, parseBody, requireIdempotencyKey } from '../http/request-helpers';
+import { unauthorized } from '../http/sim-errors';
+import type { SimState } from '../state/sim-state';
+import type { ProductInput } from './marketplace-store';
+
+const storeId = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1-128 characters of [A-Za-z0-9._:-]');
+
+const verifySchema = z.object({
+  storeExternalId: storeId,
+  apiKey: z.string().min(1).max(512),
+  apiSecret: z.string().min(1).max(512),
+});
+
+const productSchema = z
+  .object({
+    title: z.string().min(1).max(500),
+    price: z
+      .union([
+        z.number().nonnegative(),
+        z.string().regex(/^\d{1,12}(\.\d{1,4})?$/, 'must be a decimal string'),
+      ])
+      .nullable()
+      .optional(),
+    images: z.array(z.string().min(1).max(2048)).max(50).optional(),
+  })
+  .catchall(z.unknown());
+
+const listQuerySchema = z.object({
+  cursor: z.string().min(1).max(200).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+
+const storeParams = z.object({ storeExternalId: storeId });
+
+/** Credentials are valid when the API key starts with `valid-` (a convention the tests rely on). */
+export function isValidApiKey(apiKey: string | undefined): apiKey is string {
+  return apiKey !== undefined && apiKey.startsWith('valid-') && apiKey.length > 'valid-'.length;
+}
+
+function requireApiKey(request: FastifyRequest): string {
+  const apiKey = bearerToken(request);
+  if (!isValidApiKey(apiKey)) throw unauthorized();
+  return apiKey;
+}
+
+/** The marketplace API: credential verification, idempotent product creation, product listing. */
+export function registerMarketplaceRoutes(app: FastifyInstance, state: SimState): void {
+  app.post('/platform/v1/credentials/verify', async (request, reply) => {
+    state.counters.verifyCalls += 1;
+    const body = parseBody(verifySchema, request.body);
+    if (!isValidApiKey(body.apiKey)) {
+      state.counters.verifyFailures += 1;
+      // The reason is a fixed code: neither the key nor the secret is ever echoed.
+      return reply.code(401).send({ valid: false, reason: 'INVALID_CREDENTIALS' });
+    }
+    return reply.code(200).send({
+      valid: true,
+      storeExternalId: body.storeExternalId,
+      shopName: `Sim Shop ${body.storeExternalId}`,
+    });
+  });
+
+  app.post('/platform/v1/stores/:storeExternalId/products', async (request, reply) => {
+    const { storeExternalId } = parseBody(storeParams, request.params);
+    requireApiKey(request);
+    const key = requireIdempotencyKey(request);
+    state.counters.countProductCreateCall(key);
+    const input = parseBody(productSchema, request.body) as ProductInput;
+    const print = fingerprint({ operation: 'create-product', storeExternalId, body: input });
+    const result = state.marketplace.createProduct(key, print, storeExternalId, input);
+    if (result.replayed) reply.header('idempotent-replayed', 'true');
+    return reply.code(result.status).send(result.product);
+  });
+
+  app.get('/platform/v1/stores/:storeExternalId/products', async (request, reply) => {
+    const { storeExternalId } = parseBody(storeParams, request.params);
+    requireApiKey(request);
+    const query = parseBody(listQuerySchema, request.query);
+    state.counters.productListCalls += 1;
+    return reply.code(200).send(state.marketplace.list(storeExternalId, query.cursor, query.limit));
+  });
+}

@@ -1,0 +1,36 @@
+import { IdempotencyKeyInvalidError, idempotencyOperation, parseIdempotencyKey } from '@listing/idempotency';
+
+const KEY = '8F421C70-1D2B-4C1E-9D53-3F0E3C2B1A00';
+
+describe('parseIdempotencyKey', () => {
+  it('accepts a UUID and lowercases it', () => {
+    expect(parseIdempotencyKey(KEY)).toBe(KEY.toLowerCase());
+  });
+
+  it('accepts the RFC 8941 sf-string form', () => {
+    expect(parseIdempotencyKey(`"${KEY}"`)).toBe(KEY.toLowerCase());
+  });
+
+  it('returns null when the header is absent', () => {
+    expect(parseIdempotencyKey(undefined)).toBeNull();
+  });
+
+  it.each([['not-a-uuid'], [''], ['"unterminated'], [`${KEY}x`], [`"${KEY}`]])('rejects %p', (value) => {
+    expect(() => parseIdempotencyKey(value)).toThrow(IdempotencyKeyInvalidError);
+  });
+
+  it('rejects a header sent twice (array or comma-joined)', () => {
+    expect(() => parseIdempotencyKey([KEY, KEY])).toThrow(/more than once/);
+    expect(() => parseIdempotencyKey(`${KEY}, ${KEY}`)).toThrow(/more than once/);
+  });
+});
+
+describe('idempotencyOperation', () => {
+  it('is METHOD + normalised path without the query string', () => {
+    expect(idempotencyOperation('post', '/v1/Workspaces//ABC/items/?x=1')).toBe(
+      'POST /v1/workspaces/abc/items',
+    );
+    expect(idempotencyOperation('PATCH', '/v1/a/b#frag')).toBe('PATCH /v1/a/b');
+    expect(idempotencyOperation('POST', '/')).toBe('POST /');
+  });
+});

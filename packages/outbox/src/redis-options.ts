@@ -1,3 +1,4 @@
+import type { ConnectionOptions } from 'bullmq';
 import type { RedisOptions } from 'ioredis';
 
 /** ioredis options from a redis:// URL (host, port, credentials, db). */
@@ -27,4 +28,9 @@ export function producerRedisOptions(url: string): RedisOptions {
     connectTimeout: 2000,
     retryStrategy: (times) => Math.min(50 * times, 1000),
   });
+}
+
+/** The same options typed for BullMQ (its RedisOptions type differs from ioredis' in details). */
+export function bullmqConnection(url: string): ConnectionOptions {
+  return redisOptionsFromUrl(url) as ConnectionOptions;
 }

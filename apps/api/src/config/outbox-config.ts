@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { ConfigError } from './app-config';
+
+const int = (min: number, max: number, fallback: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+const flag = z.enum(['0', '1']).default('0');
+
+/**
+ * Configuration of the outbox processes (dispatcher, worker, CLI), parsed once at boot. A bad
+ * environment fails with the list of every offending variable.
+ */
+const schema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+    DATABASE_URL: z.url().default('postgres://app_user:app_user@127.0.0.1:5432/listing'),
+    DATABASE_POOL_SIZE: int(1, 200, 10),
+    REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
+    BULLMQ_PREFIX: z.string().min(1).default('bull'),
+
+    OUTBOX_DISPATCHER_ID: z.string().min(1).max(200).optional(),
+    OUTBOX_BATCH_SIZE: int(1, 10_000, 500),
+    OUTBOX_CONCURRENCY: int(1, 64, 4),
+    OUTBOX_BATCHES_PER_WORKSPACE: int(1, 1000, 4),
+    OUTBOX_WORKSPACES_PER_ROUND: int(1, 10_000, 100),
+    OUTBOX_LEASE_MS: int(100, 3_600_000, 30_000),
+    OUTBOX_POLL_INTERVAL_MS: int(1, 600_000, 500),
+    OUTBOX_RECLAIM_INTERVAL_MS: z.coerce.number().int().min(0).max(600_000).optional(),
+    OUTBOX_REDIS_RETRY_MS: int(10, 60_000, 500),
+    OUTBOX_BACKOFF_BASE_MS: int(1, 3_600_000, 1000),
+    OUTBOX_BACKOFF_MAX_MS: int(1, 86_400_000, 300_000),
+    OUTBOX_BACKOFF_JITTER: z.coerce.number().min(0).max(1).default(0.5),
+    /** Post-commit wake-up: Redis PUBLISH (default) or none (polling only). */
+    OUTBOX_NUDGE: z.enum(['redis', 'off']).default('redis'),
+
+    OUTBOX_WORKER_CONCURRENCY: int(1, 1000, 16),
+    /** Comma-separated subset of queues this worker consumes (default: all registered). */
+    OUTBOX_WORKER_QUEUES: z.string().optional(),
+    OUTBOX_JOB_COMPLETED_AGE_S: int(1, 30 * 86_400, 86_400),
+    OUTBOX_JOB_FAILED_AGE_S: int(1, 90 * 86_400, 7 * 86_400),
+    OUTBOX_HANDLER_BACKOFF_MS: int(0, 3_600_000, 1000),
+
+    OUTBOX_RETENTION_EVERY_MS: int(1000, 7 * 86_400_000, 3_600_000),
+    OUTBOX_RETENTION_DISPATCHED_MS: int(0, 365 * 86_400_000, 7 * 86_400_000),
+    OUTBOX_RETENTION_INBOX_MS: int(0, 365 * 86_400_000, 30 * 86_400_000),
+    OUTBOX_RETENTION_BATCH: int(1, 10_000, 1000),
+    OUTBOX_RETENTION_MAX_BATCHES: int(1, 100_000, 100),
+
+    // Test-only switches (refused outside NODE_ENV=test).
+    OUTBOX_FAULTS_ENABLED: flag,
+    OUTBOX_FAULT: z.string().optional(),
+    OUTBOX_TRACE_FILE: z.string().optional(),
+    OUTBOX_TEST_JOBS: flag,
+    OUTBOX_TEST_EFFECT_MODE: z.enum(['ok', 'fail']).default('ok'),
+  })
+  .superRefine((c, ctx) => {
+    if (c.OUTBOX_JOB_COMPLETED_AGE_S * 1000 < c.OUTBOX_LEASE_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['OUTBOX_JOB_COMPLETED_AGE_S'],
+        message: 'must keep completed jobs at least as long as OUTBOX_LEASE_MS',
+      });
+    }
+    if (c.OUTBOX_BACKOFF_MAX_MS < c.OUTBOX_BACKOFF_BASE_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['OUTBOX_BACKOFF_MAX_MS'],
+        message: 'must be >= OUTBOX_BACKOFF_BASE_MS',
+      });
+    }
+    if (c.NODE_ENV !== 'test') {
+      for (const key of ['OUTBOX_FAULTS_ENABLED', 'OUTBOX_TEST_JOBS'] as const) {
+        if (c[key] === '1')
+          ctx.addIssue({ code: 'custom', path: [key], message: 'only allowed with NODE_ENV=test' });
+      }
+      for (const key of ['OUTBOX_FAULT', 'OUTBOX_TRACE_FILE'] as const) {
+        if (c[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'only allowed with NODE_ENV=test' });
+      }
+    }
+  });
+
+export type OutboxConfig = z.infer<typeof schema>;
+
+export function loadOutboxConfig(env: NodeJS.ProcessEnv = process.env): OutboxConfig {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  }
+  return parsed.data;
+}

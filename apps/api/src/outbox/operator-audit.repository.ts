@@ -1,0 +1,17 @@
+import { randomUUID } from 'node:crypto';
+import type { Database } from '@listing/db';
+import type { RetriedDeadLetter } from '@listing/outbox';
+import { sql } from 'drizzle-orm';
+
+/** Records operator actions on the outbox in audit_events (sql/002), in the caller's transaction. */
+export class OperatorAuditRepository {
+  constructor(private readonly db: Database) {}
+
+  async deadLetterRetried(actor: string, retried: RetriedDeadLetter): Promise<void> {
+    const tx = this.db.requireTransaction('audit of a dead-letter retry');
+    await tx.execute(sql`
+      insert into audit_events (workspace_id, id, actor, action, entity_type, entity_id, metadata)
+      values (${retried.workspaceId}, ${randomUUID()}, 'operator', 'OUTBOX_EVENT_RETRIED', 'outbox_event', ${retried.id},
+              ${JSON.stringify({ operator: actor, queue: retried.queue, type: retried.type, previousAttempts: retried.previousAttempts })}::jsonb)`);
+  }
+}

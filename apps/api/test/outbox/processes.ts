@@ -1,0 +1,169 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import type { Pool } from 'pg';
+import type { TestDatabaseHandle } from '@listing/testing';
+
+export const API_DIR = path.resolve(__dirname, '..', '..');
+
+export interface Spawned {
+  readonly child: ChildProcess;
+  readonly name: string;
+  output(): string;
+  /** Resolves with the exit code and signal. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  /** Sends a signal (default SIGTERM) and waits for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const running = new Set<Spawned>();
+
+/** Spawns `node <script>` from apps/api with the given environment; output is captured. */
+export function spawnNode(name: string, script: string, env: Record<string, string | undefined>): Spawned {
+  const child = spawn(process.execPath, [script], {
+    cwd: API_DIR,
+    env: { PATH: process.env.PATH, ...env } as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const spawned: Spawned = {
+    child,
+    name,
+    output: () => out,
+    exited,
+    async waitForOutput(pattern, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!pattern.test(out)) {
+        if (child.exitCode !== null || child.signalCode !== null) {
+          throw new Error(`${name} exited before printing ${pattern}:\n${out}`);
+        }
+        if (Date.now() > deadline) throw new Error(`${name} did not print ${pattern}:\n${out}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+  running.add(spawned);
+  void exited.then(() => running.delete(spawned));
+  return spawned;
+}
+
+/** SIGKILLs whatever a test file left running (afterAll). */
+export async function killAll(): Promise<void> {
+  await Promise.all([...running].map((p) => p.stop('SIGKILL')));
+}
+
+export function roleEnv(t: TestDatabaseHandle, extra: Record<string, string | undefined> = {}) {
+  return {
+    NODE_ENV: 'test',
+    DATABASE_URL: t.info.appUrl,
+    DATABASE_POOL_SIZE: '6',
+    REDIS_URL: t.info.redisUrl,
+    BULLMQ_PREFIX: t.info.bullPrefix,
+    OUTBOX_TEST_JOBS: '1',
+    OUTBOX_POLL_INTERVAL_MS: '200',
+    OUTBOX_HANDLER_BACKOFF_MS: '50',
+    ...extra,
+  };
+}
+
+export const DISPATCHER = 'dist/dispatcher.js';
+export const WORKER = 'dist/worker.js';
+export const CLI = 'dist/cli.js';
+
+/** Runs the CLI to completion. */
+export async function runCli(env: Record<string, string | undefined>, args: string[]) {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: API_DIR,
+    env: { PATH: process.env.PATH, ...env } as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  return { code, stdout, stderr };
+}
+
+/** The tables the test-only job and fixture write (created as the owner; RLS like every tenant table). */
+export async function createTestTables(owner: Pool): Promise<void> {
+  await owner.query(`
+    create table if not exists outbox_test_effects (
+      id bigserial primary key,
+      workspace_id uuid not null references workspaces (id),
+      event_id uuid not null,
+      marker text not null,
+      started_at timestamptz,
+      created_at timestamptz not null default now());
+    alter table outbox_test_effects enable row level security;
+    alter table outbox_test_effects force row level security;
+    create policy workspace_isolation on outbox_test_effects
+      using (workspace_id = app_current_workspace()) with check (workspace_id = app_current_workspace());
+    create table if not exists outbox_test_business (
+      id uuid primary key,
+      workspace_id uuid not null references workspaces (id),
+      marker text not null);
+    alter table outbox_test_business enable row level security;
+    alter table outbox_test_business force row level security;
+    create policy workspace_isolation on outbox_test_business
+      using (workspace_id = app_current_workspace()) with check (workspace_id = app_current_workspace());`);
+}
+
+export async function effectCount(owner: Pool, eventId: string): Promise<number> {
+  const { rows } = await owner.query(
+    `select count(*)::int as n from outbox_test_effects where event_id = $1`,
+    [eventId],
+  );
+  return rows[0].n;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitUntil<T>(
+  what: string,
+  probe: () => Promise<T | undefined | null | false>,
+  timeoutMs = 30_000,
+  intervalMs = 50,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export interface TraceLine {
+  id: string;
+  by: string;
+  at: number;
+  leaseUntil: number;
+}
+
+export function parseTrace(text: string): TraceLine[] {
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as TraceLine);
+}

@@ -18,6 +18,7 @@ import {
 } from './processes';
 
 const t = useTestDatabase();
+jest.setTimeout(60000);
 const FIXTURE = path.join('test', 'outbox', 'fixtures', 'commit-and-crash.cjs');
 
 /** Seed acceptance checks (3) and (4), with real processes killed by SIGKILL. */

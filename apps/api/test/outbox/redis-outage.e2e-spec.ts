@@ -1,0 +1,165 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { seedWorkspace, useTestDatabase } from '@listing/testing';
+import { DISPATCHER, freePort, killAll, roleEnv, spawnNode, waitUntil } from './processes';
+
+const t = useTestDatabase();
+jest.setTimeout(90000);
+
+/**
+ * A private redis-server (never the shared one), killed for 10 s in the middle of a run. It
+ * writes an fsync'ed append-only file so that jobs BullMQ acknowledged before the kill survive
+ * the restart: what this test checks is the dispatcher (no event lost, no attempt counted), not
+ * Redis durability.
+ */
+describe('Redis unreachable for 10 s in the middle of a run', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'outbox-redis-'));
+  let port: number;
+  let server: ChildProcess | null = null;
+
+  const startRedis = async () => {
+    server = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--dir',
+        dir,
+        '--daemonize',
+        'no',
+      ],
+      { stdio: 'ignore' },
+    );
+    await waitUntil('private redis to answer', async () => {
+      const probe = new Redis({
+        port,
+        host: '127.0.0.1',
+        lazyConnect: true,
+        retryStrategy: () => null,
+        maxRetriesPerRequest: 0,
+      });
+      try {
+        await probe.connect();
+        return (await probe.ping()) === 'PONG';
+      } catch {
+        return false;
+      } finally {
+        probe.disconnect();
+      }
+    });
+  };
+  const killRedis = async () => {
+    const s = server!;
+    server = null;
+    const exited = new Promise((r) => s.once('exit', r));
+    s.kill('SIGKILL');
+    await exited;
+  };
+
+  beforeAll(async () => {
+    port = await freePort();
+    await startRedis();
+  });
+  afterAll(async () => {
+    await killAll();
+    if (server) await killRedis();
+  });
+
+  it('pauses without burning attempts and delivers everything once Redis is back', async () => {
+    const workspaces = [];
+    for (let i = 0; i < 4; i++) workspaces.push((await seedWorkspace(t.owner, `r${i}`)).workspaceId);
+    const redisUrl = `redis://127.0.0.1:${port}`;
+    const dispatcher = spawnNode(
+      'dispatcher',
+      DISPATCHER,
+      roleEnv(t, {
+        REDIS_URL: redisUrl,
+        OUTBOX_REDIS_RETRY_MS: '200',
+        OUTBOX_POLL_INTERVAL_MS: '50',
+        OUTBOX_BATCH_SIZE: '50',
+      }),
+    );
+    await dispatcher.waitForOutput(/dispatcher ready/);
+
+    // A steady writer for the whole run: 20 events per workspace every 100 ms.
+    let writing = true;
+    let inserted = 0;
+    const writer = (async () => {
+      while (writing) {
+        for (const ws of workspaces) {
+          await t.owner.query(
+            `insert into outbox_events (id, workspace_id, queue, event_type, payload, max_attempts)
+             select gen_random_uuid(), $1, 'q-outage', 'outage.event', jsonb_build_object('n', g), 3
+               from generate_series(1, 20) g`,
+            [ws],
+          );
+          inserted += 20;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    const dispatched = async () =>
+      (await t.owner.query(`select count(*)::int as n from outbox_events where status = 'dispatched'`))
+        .rows[0].n as number;
+
+    await waitUntil('some events dispatched before the outage', async () => (await dispatched()) > 200);
+    await killRedis();
+    const atKill = await dispatched();
+    await new Promise((r) => setTimeout(r, 10_000));
+    const { rows: during } = await t.owner.query(
+      `select count(*) filter (where status = 'pending')::int as pending,
+              count(*) filter (where status = 'dispatched')::int as dispatched,
+              count(*) filter (where status = 'dispatching')::int as dispatching
+         from outbox_events`,
+    );
+    // Nothing moved while Redis was away (an add in flight at the kill may have been marked),
+    // the backlog grew, and no lease is held across the outage.
+    expect(during[0].dispatched - atKill).toBeLessThanOrEqual(50);
+    expect(during[0].pending).toBeGreaterThan(500);
+    expect(during[0].dispatching).toBe(0);
+    expect(dispatcher.child.exitCode).toBeNull();
+    expect(dispatcher.output()).toMatch(/dispatcher paused/);
+
+    await startRedis();
+    await new Promise((r) => setTimeout(r, 1000));
+    writing = false;
+    await writer;
+    await waitUntil(
+      'everything dispatched after Redis came back',
+      async () => (await dispatched()) === inserted,
+      30_000,
+      100,
+    );
+    expect(dispatcher.output()).toMatch(/dispatcher resumed/);
+
+    const { rows } = await t.owner.query(
+      `select count(*)::int as n, max(attempt_count) as max_attempts,
+              count(*) filter (where status <> 'dispatched')::int as not_dispatched
+         from outbox_events`,
+    );
+    expect(rows[0]).toEqual({ n: inserted, max_attempts: 0, not_dispatched: 0 });
+
+    // Every event is a job in BullMQ (those acknowledged before the kill survived in the AOF).
+    const redis = new Redis({ port, host: '127.0.0.1' });
+    const queue = new Queue('q-outage', { connection: redis, prefix: t.info.bullPrefix });
+    try {
+      expect(await queue.getJobCountByTypes('waiting')).toBe(inserted);
+    } finally {
+      await queue.close();
+      await redis.quit();
+    }
+    expect(await dispatcher.stop()).toEqual({ code: 0, signal: null });
+  });
+});

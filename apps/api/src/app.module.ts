@@ -4,6 +4,8 @@ import { InfrastructureModule } from './infrastructure/infrastructure.module';
 import { AuthModule } from './modules/auth/auth.module';
 import { HealthModule } from './modules/health/health.module';
 import { IdempotencyModule } from './modules/idempotency/idempotency.module';
+import { OperationsModule } from './modules/operations/operations.module';
+import { OutboxWriterModule } from './modules/outbox-writer/outbox-writer.module';
 import { ProductDraftsModule } from './modules/product-drafts/product-drafts.module';
 import { RecordsModule } from './modules/records/records.module';
 import { WorkspacesModule } from './modules/workspaces/workspaces.module';
@@ -16,6 +18,8 @@ export class AppModule {
       imports: [
         InfrastructureModule.forRoot(config),
         IdempotencyModule,
+        OutboxWriterModule,
+        OperationsModule,
         HealthModule,
         AuthModule,
         WorkspacesModule,

@@ -1,0 +1,48 @@
+import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
+import { Database } from '@listing/db';
+import { z } from 'zod';
+import { ResourceNotFoundError } from '../../common/domain-errors';
+import { ParseIdPipe } from '../../common/http-params';
+import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
+import { ZodValidationPipe } from '../../common/zod-validation.pipe';
+import { AuthGuard } from '../auth/auth.guard';
+import { OperationsRepository } from './operations.repository';
+
+const listSchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  resourceType: z.string().max(64).optional(),
+  resourceId: z.uuid().optional(),
+});
+
+/** GET .../operations/{id}: the user-visible status of accepted asynchronous work. */
+@Controller('v1/workspaces/:workspaceId/operations')
+@UseGuards(AuthGuard)
+export class OperationsController {
+  constructor(
+    private readonly db: Database,
+    private readonly operations: OperationsRepository,
+  ) {}
+
+  @Get(':operationId')
+  get(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @Param('operationId', new ParseIdPipe('operation')) id: string,
+  ) {
+    return this.db.withWorkspace(auth.workspaceId, async () => {
+      const op = await this.operations.find(id);
+      if (!op) throw new ResourceNotFoundError('operation');
+      return op;
+    });
+  }
+
+  @Get()
+  list(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @Query(new ZodValidationPipe(listSchema)) q: z.infer<typeof listSchema>,
+  ) {
+    const resource = q.resourceType && q.resourceId ? { type: q.resourceType, id: q.resourceId } : undefined;
+    return this.db.withWorkspace(auth.workspaceId, async () => ({
+      items: await this.operations.list(q.limit, resource),
+    }));
+  }
+}

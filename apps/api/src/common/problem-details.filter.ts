@@ -3,8 +3,11 @@ import { DatabaseLayerError, PgErrorCode, pgErrorCode } from '@listing/db';
 import { IdempotencyError, IdempotencyRequestInProgressError } from '@listing/idempotency';
 import { DomainError, RateLimitedError } from './domain-errors';
 
-/** Code → HTTP status. The one place where typed errors meet HTTP. */
-const STATUS: Record<string, number> = {
+/**
+ * Code → HTTP status. The one place where typed errors meet HTTP; exported because the OpenAPI
+ * document is generated from it (one source of truth for the documented codes).
+ */
+export const STATUS: Record<string, number> = {
   VALIDATION_FAILED: 422,
   INVALID_JSON: 400,
   BAD_REQUEST: 400,
@@ -35,7 +38,7 @@ const STATUS: Record<string, number> = {
   INTERNAL_ERROR: 500,
 };
 
-const RETRYABLE = new Set([
+export const RETRYABLE: ReadonlySet<string> = new Set([
   'IDEMPOTENCY_REQUEST_IN_PROGRESS',
   'RATE_LIMITED',
   'SERVICE_UNAVAILABLE',

@@ -4,7 +4,8 @@ import { ValidationFailedError } from './domain-errors';
 
 /** Validates and strips nothing: schemas are strict, so unknown fields are errors (422). */
 export class ZodValidationPipe<S extends z.ZodType> implements PipeTransform<unknown, z.infer<S>> {
-  constructor(private readonly schema: S) {}
+  /** Public: the OpenAPI generator reads route schemas from the pipes. */
+  constructor(readonly schema: S) {}
 
   transform(value: unknown): z.infer<S> {
     const parsed = this.schema.safeParse(value);

@@ -109,6 +109,9 @@ export class OutboxDispatcher {
   private exhausted = new Set<string>();
   private refill: Promise<void> | null = null;
   private roundEmpty = false;
+  private roundClaims = 0;
+  /** roundClaims when the last discovery ran; a discovery pass that claimed nothing ends the round. */
+  private claimsAtRefill = -1;
 
   constructor(private readonly options: DispatcherOptions) {
     this.id = options.id ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -224,13 +227,16 @@ export class OutboxDispatcher {
     this.tasks = [];
     this.exhausted = new Set();
     this.roundEmpty = false;
+    this.roundClaims = 0;
+    this.claimsAtRefill = -1;
     let claimed = 0;
     const lane = async () => {
       for (;;) {
         if (this.stopping || this.paused) return;
         const workspaceId = await this.nextTask();
         if (!workspaceId) return;
-        claimed += await this.batch(workspaceId);
+        const n = await this.batch(workspaceId); // not `claimed += await …`: lanes interleave
+        claimed += n;
       }
     };
     await Promise.all(Array.from({ length: this.concurrency }, lane));
@@ -246,6 +252,10 @@ export class OutboxDispatcher {
       }
       if (this.roundEmpty || this.stopping || this.paused) return null;
       if (!this.refill) {
+        // Due workspaces whose rows are all locked by another claimer (or otherwise unclaimable)
+        // must not make the round spin: a pass that claimed nothing ends it.
+        if (this.claimsAtRefill === this.roundClaims) return null;
+        this.claimsAtRefill = this.roundClaims;
         this.refill = this.discover().finally(() => (this.refill = null));
       }
       await this.refill;
@@ -282,6 +292,7 @@ export class OutboxDispatcher {
     );
     if (claimed.length < this.batchSize) this.exhausted.add(workspaceId);
     if (!claimed.length) return 0;
+    this.roundClaims += claimed.length;
     this.stats.claimed += claimed.length;
     for (const e of claimed) this.held.set(e.id, workspaceId);
     const report = {

@@ -1,0 +1,53 @@
+import { ConfigError } from '../src/config/app-config';
+import { loadOutboxConfig } from '../src/config/outbox-config';
+
+describe('loadOutboxConfig', () => {
+  it('has working defaults', () => {
+    const c = loadOutboxConfig({});
+    expect(c).toMatchObject({
+      OUTBOX_BATCH_SIZE: 500,
+      OUTBOX_LEASE_MS: 30_000,
+      OUTBOX_NUDGE: 'redis',
+      OUTBOX_TEST_JOBS: '0',
+    });
+  });
+
+  const problems = (env: NodeJS.ProcessEnv) => {
+    try {
+      loadOutboxConfig(env);
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      return (e as ConfigError).problems.join('\n');
+    }
+    throw new Error('expected a ConfigError');
+  };
+
+  it('lists every malformed variable at once', () => {
+    const text = problems({
+      OUTBOX_BATCH_SIZE: 'lots',
+      OUTBOX_NUDGE: 'notify',
+      OUTBOX_BACKOFF_JITTER: '2',
+      REDIS_URL: 'nope',
+    });
+    for (const v of ['OUTBOX_BATCH_SIZE', 'OUTBOX_NUDGE', 'OUTBOX_BACKOFF_JITTER', 'REDIS_URL'])
+      expect(text).toContain(v);
+  });
+
+  it('lists every incoherent or forbidden setting at once', () => {
+    const text = problems({
+      OUTBOX_LEASE_MS: '120000',
+      OUTBOX_JOB_COMPLETED_AGE_S: '60',
+      OUTBOX_FAULT: 'after-enqueue',
+      OUTBOX_TEST_JOBS: '1',
+    });
+    for (const v of ['OUTBOX_JOB_COMPLETED_AGE_S', 'OUTBOX_FAULT', 'OUTBOX_TEST_JOBS'])
+      expect(text).toContain(v);
+  });
+
+  it('allows the test switches under NODE_ENV=test only', () => {
+    expect(
+      loadOutboxConfig({ NODE_ENV: 'test', OUTBOX_TEST_JOBS: '1', OUTBOX_FAULTS_ENABLED: '1' })
+        .OUTBOX_TEST_JOBS,
+    ).toBe('1');
+  });
+});

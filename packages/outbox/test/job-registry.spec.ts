@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { defineJob, JobRegistry, OutboxError, OutboxHandler, type JobContext } from '../src';
+
+const a = defineJob({ name: 'a.job', queue: 'qa', schema: z.object({ id: z.string() }) });
+const b = defineJob({ name: 'b.job', queue: 'qb', schema: z.object({}) });
+
+class Handlers {
+  calls: string[] = [];
+  @OutboxHandler(a)
+  async onA(payload: { id: string }, _ctx: JobContext) {
+    this.calls.push(payload.id);
+    return this;
+  }
+}
+
+describe('JobRegistry', () => {
+  it('binds decorated handlers to their instance, works without Nest', async () => {
+    const handlers = new Handlers();
+    const registry = new JobRegistry().registerHandlers(handlers);
+    registry.assertComplete();
+    expect(registry.queues()).toEqual(['qa']);
+    const result = await registry.handler('a.job')!({ id: 'x' }, {} as JobContext);
+    expect(result).toBe(handlers);
+    expect(handlers.calls).toEqual(['x']);
+  });
+
+  it('start-up check: every defined job needs a handler', () => {
+    const registry = new JobRegistry().define(a, b).handle(a, async () => null);
+    expect(() => registry.assertComplete()).toThrow(
+      expect.objectContaining({ code: 'OUTBOX_HANDLER_MISSING' }),
+    );
+  });
+
+  it('start-up check: no job may have two handlers', () => {
+    const registry = new JobRegistry().registerHandlers(new Handlers()).handle(a, async () => null);
+    let error: unknown;
+    try {
+      registry.assertComplete();
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(OutboxError);
+    expect(error).toMatchObject({ code: 'OUTBOX_HANDLER_DUPLICATE', details: { duplicated: ['a.job'] } });
+    expect(registry.handler('a.job')).toBeUndefined();
+  });
+
+  it('refuses one job name in two queues and invalid names', () => {
+    const clash = defineJob({ name: 'a.job', queue: 'other', schema: z.object({}) });
+    expect(() => new JobRegistry().define(a, clash)).toThrow(
+      expect.objectContaining({ code: 'OUTBOX_JOB_CONFLICT' }),
+    );
+    expect(() => defineJob({ name: 'bad name', queue: 'q', schema: z.object({}) })).toThrow(OutboxError);
+    expect(() => defineJob({ name: 'ok', queue: 'bad:queue', schema: z.object({}) })).toThrow(OutboxError);
+  });
+
+  it('system jobs never use the inbox', () => {
+    expect(
+      defineJob({ name: 's', queue: 'q', schema: z.object({}), scope: 'system', inbox: true }).inbox,
+    ).toBe(false);
+    expect(a.inbox).toBe(true);
+  });
+});

@@ -1,0 +1,105 @@
+import { sql } from 'drizzle-orm';
+import { seedWorkspace, useTestDatabase } from '@listing/testing';
+import { OutboxDispatcher, OutboxRepository, QueueProducer } from '../src';
+import { connectedRedis, insertEvents, statusCounts } from './helpers';
+
+const t = useTestDatabase();
+
+/** Seed acceptance check (5): without a workspace context app_user can neither read nor dispatch. */
+describe('outbox events under row-level security, as app_user', () => {
+  let a: string;
+  let b: string;
+  let ids: string[];
+
+  beforeAll(async () => {
+    a = (await seedWorkspace(t.owner, 'A')).workspaceId;
+    b = (await seedWorkspace(t.owner, 'B')).workspaceId;
+    ids = [...(await insertEvents(t.owner, a, 5)), ...(await insertEvents(t.owner, b, 5))];
+  });
+
+  it('reads no outbox event without a workspace context, in or out of a transaction', async () => {
+    const count = async () =>
+      (await t.db.executor.execute<{ n: number }>(sql`select count(*)::int as n from outbox_events`)).rows[0]!
+        .n;
+    expect(await count()).toBe(0);
+    expect(await t.db.transaction(count)).toBe(0);
+    expect(await t.db.withWorkspace(a, count)).toBe(5);
+  });
+
+  it('cannot claim, mark, release, reclaim or update any event without a workspace context', async () => {
+    const repo = new OutboxRepository(t.db);
+    await t.db.transaction(async () => {
+      expect(await repo.claim(a, 'intruder', 100, 60_000)).toEqual([]);
+      expect(await repo.markDispatched('intruder', ids)).toBe(0);
+      expect(await repo.release('intruder', ids)).toBe(0);
+      expect(await repo.reclaimExpired(a, 100)).toBe(0);
+      expect(await repo.deadLetterFromWorker(ids[0]!, 1, 'x')).toBe(0);
+      const raw = await t.db.executor.execute(
+        sql`update outbox_events set status = 'dispatched', dispatched_at = now()`,
+      );
+      expect(raw.rowCount).toBe(0);
+      const del = await t.db.executor.execute(sql`delete from outbox_events`);
+      expect(del.rowCount).toBe(0);
+    });
+    expect(await statusCounts(t.owner)).toEqual({ pending: 10 });
+  });
+
+  it('bound to workspace A it cannot claim workspace B’s events', async () => {
+    const repo = new OutboxRepository(t.db);
+    const claimed = await t.db.withWorkspace(a, () => repo.claim(b, 'intruder', 100, 60_000));
+    expect(claimed).toEqual([]);
+    expect(await statusCounts(t.owner)).toEqual({ pending: 10 });
+  });
+
+  it('the discovery function gives ids only, and a dispatcher without workspace binding dispatches nothing', async () => {
+    const { rows, fields } = await t.db.pool.query(`select * from outbox_due_workspaces(null, 100)`);
+    expect(fields.map((f) => f.name)).toEqual(['outbox_due_workspaces']);
+    expect(rows.map((r) => r.outbox_due_workspaces).sort()).toEqual([a, b].sort());
+
+    // An engine whose withWorkspace is sabotaged (no binding) claims nothing at all.
+    const redis = await connectedRedis(t.info.redisUrl);
+    const producer = new QueueProducer(redis, t.info.bullPrefix);
+    const unbound = Object.create(t.db) as typeof t.db;
+    unbound.withWorkspace = (_ws: string, fn: () => Promise<unknown>) => t.db.transaction(fn) as never;
+    try {
+      const d = new OutboxDispatcher({ db: unbound, producer });
+      expect(await d.drain(3)).toBe(0);
+    } finally {
+      await producer.close();
+      await redis.quit();
+    }
+    expect(await statusCounts(t.owner)).toEqual({ pending: 10 });
+  });
+
+  it('the inbox is isolated per workspace too', async () => {
+    const { rows } = await t.owner.query(
+      `select relrowsecurity, relforcerowsecurity from pg_class where relname = 'outbox_inbox'`,
+    );
+    expect(rows[0]).toEqual({ relrowsecurity: true, relforcerowsecurity: true });
+    await t.owner.query(`insert into outbox_inbox (workspace_id, handler, event_id) values ($1, 'h', $2)`, [
+      a,
+      ids[0],
+    ]);
+    const count = async () =>
+      (await t.db.executor.execute<{ n: number }>(sql`select count(*)::int as n from outbox_inbox`)).rows[0]!
+        .n;
+    expect(await t.db.transaction(count)).toBe(0);
+    expect(await t.db.withWorkspace(b, count)).toBe(0);
+    expect(await t.db.withWorkspace(a, count)).toBe(1);
+  });
+
+  it('every SECURITY DEFINER function of the outbox is owned by listing_owner, pins search_path, and only app_user may run it', async () => {
+    const { rows } = await t.owner.query(`
+      select p.proname, r.rolname as owner, p.prosecdef, p.proconfig,
+             has_function_privilege('app_user', p.oid, 'execute') as app_exec,
+             coalesce(array_to_string(p.proacl, ','), '') as acl
+        from pg_proc p join pg_roles r on r.oid = p.proowner
+       where p.proname like 'outbox\\_%'`);
+    expect(rows.length).toBeGreaterThanOrEqual(6);
+    for (const fn of rows) {
+      expect(fn).toMatchObject({ owner: 'listing_owner', prosecdef: true, app_exec: true });
+      expect(fn.proconfig).toEqual(['search_path=pg_catalog, public']);
+      expect(fn.acl).not.toMatch(/(^|,)=X/); // no EXECUTE for PUBLIC
+    }
+  });
+});

@@ -1,0 +1,198 @@
+import { randomUUID } from 'node:crypto';
+import { Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { sql } from 'drizzle-orm';
+import { seedWorkspace, useTestDatabase } from '@listing/testing';
+import { z } from 'zod';
+import {
+  defineJob,
+  JobRegistry,
+  OutboxDispatcher,
+  OutboxHandler,
+  OutboxWorkerRuntime,
+  QueueProducer,
+  redisOptionsFromUrl,
+  type JobContext,
+} from '../src';
+import { connectedRedis, waitFor } from './helpers';
+
+const t = useTestDatabase();
+
+const QUEUE = 'q-runtime';
+const counterJob = defineJob({
+  name: 'runtime.count',
+  queue: QUEUE,
+  schema: z.object({ counter: z.string().min(1) }),
+  maxAttempts: 5,
+});
+
+/** A database-only effect that is not idempotent by itself: only the inbox makes it exactly-once. */
+class CounterHandlers {
+  seen: Array<{ workspace: string | null; setting: string; attempt: number }> = [];
+  constructor(private readonly db: typeof t.db) {}
+
+  @OutboxHandler(counterJob)
+  async count(payload: { counter: string }, ctx: JobContext) {
+    const setting = await this.db.executor.execute<{ ws: string }>(
+      sql`select current_setting('app.workspace_id', true) as ws`,
+    );
+    this.seen.push({ workspace: ctx.workspaceId, setting: setting.rows[0]!.ws, attempt: ctx.attempt });
+    await this.db.executor.execute(
+      sql`update runtime_counters set n = n + 1 where workspace_id = app_current_workspace() and name = ${payload.counter}`,
+    );
+    return { counted: payload.counter };
+  }
+}
+
+describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
+  let redis: Redis;
+  let producer: QueueProducer;
+  let runtime: OutboxWorkerRuntime;
+  let handlers: CounterHandlers;
+  let queue: Queue;
+  let events: QueueEvents;
+  let ws: string;
+
+  beforeAll(async () => {
+    await t.owner.query(`
+      create table runtime_counters (workspace_id uuid not null, name text not null, n int not null default 0,
+                                     primary key (workspace_id, name));
+      alter table runtime_counters enable row level security;
+      alter table runtime_counters force row level security;
+      create policy workspace_isolation on runtime_counters
+        using (workspace_id = app_current_workspace()) with check (workspace_id = app_current_workspace());`);
+    ws = (await seedWorkspace(t.owner)).workspaceId;
+    redis = await connectedRedis(t.info.redisUrl);
+    producer = new QueueProducer(redis, t.info.bullPrefix, {
+      completedAgeSec: 3600,
+      failedAgeSec: 3600,
+      handlerBackoffMs: 10,
+    });
+    handlers = new CounterHandlers(t.db);
+    const registry = new JobRegistry().registerHandlers(handlers);
+    runtime = new OutboxWorkerRuntime({
+      db: t.db,
+      registry,
+      connection: redisOptionsFromUrl(t.info.redisUrl),
+      prefix: t.info.bullPrefix,
+      concurrency: 4,
+    });
+    await runtime.start();
+    queue = new Queue(QUEUE, { connection: redis, prefix: t.info.bullPrefix });
+    events = new QueueEvents(QUEUE, {
+      connection: redisOptionsFromUrl(t.info.redisUrl) as never,
+      prefix: t.info.bullPrefix,
+    });
+    await events.waitUntilReady();
+  });
+  afterAll(async () => {
+    await runtime.close();
+    await events.close();
+    await queue.close();
+    await producer.close();
+    await redis.quit();
+  });
+
+  const insertEvent = async (payload: Record<string, unknown>, maxAttempts = 5) => {
+    const id = randomUUID();
+    await t.owner.query(
+      `insert into outbox_events (id, workspace_id, queue, event_type, payload, max_attempts) values ($1, $2, $3, $4, $5, $6)`,
+      [id, ws, QUEUE, counterJob.name, JSON.stringify(payload), maxAttempts],
+    );
+    return id;
+  };
+  const dispatch = () => new OutboxDispatcher({ db: t.db, producer }).drain();
+  const counter = async (name: string) =>
+    (await t.owner.query(`select n from runtime_counters where workspace_id = $1 and name = $2`, [ws, name]))
+      .rows[0]?.n;
+
+  it('runs the handler in a transaction bound to the event workspace, and keeps the completed job for the lease window', async () => {
+    await t.owner.query(`insert into runtime_counters (workspace_id, name) values ($1, 'a')`, [ws]);
+    const id = await insertEvent({ counter: 'a' });
+    await dispatch();
+    const job = await waitFor('job completed', async () => {
+      const j = await queue.getJob(id);
+      return j?.finishedOn ? j : undefined;
+    });
+    expect(job.returnvalue).toEqual({ duplicate: false, result: { counted: 'a' } });
+    expect(await counter('a')).toBe(1);
+    expect(handlers.seen.at(-1)).toEqual({ workspace: ws, setting: ws, attempt: 1 });
+    expect(job.opts.removeOnComplete).toEqual({ age: 3600 });
+    expect(job.opts.jobId).toBe(id);
+  });
+
+  it('a redelivered event (BullMQ job gone) finds its inbox row: the effect happens exactly once', async () => {
+    await t.owner.query(`insert into runtime_counters (workspace_id, name) values ($1, 'b')`, [ws]);
+    const id = await insertEvent({ counter: 'b' });
+    await dispatch();
+    await waitFor('first run', async () => (await queue.getJob(id))?.finishedOn);
+    await queue.remove(id);
+    // at-least-once: the dispatcher delivers it again
+    await t.owner.query(`update outbox_events set status = 'pending', dispatched_at = null where id = $1`, [
+      id,
+    ]);
+    await dispatch();
+    const again = await waitFor('second run', async () => {
+      const j = await queue.getJob(id);
+      return j?.finishedOn ? j : undefined;
+    });
+    expect(again.returnvalue).toEqual({ duplicate: true });
+    expect(await counter('b')).toBe(1);
+    const inbox = await t.owner.query(`select handler from outbox_inbox where event_id = $1`, [id]);
+    expect(inbox.rows).toEqual([{ handler: 'runtime.count' }]);
+  });
+
+  it('a failing attempt rolls back its inbox row with the effect, so the retry applies it', async () => {
+    // The processor is driven directly with job-shaped objects (attempt 1 fails after its effect).
+    const id = await insertEvent({ counter: 'c' });
+    const original = handlers.count.bind(handlers);
+    let calls = 0;
+    const registry = new JobRegistry().handle(counterJob, async (p, ctx) => {
+      calls++;
+      await original(p, ctx);
+      if (calls === 1) throw new Error('transient failure after the effect');
+      return null;
+    });
+    const local = new OutboxWorkerRuntime({
+      db: t.db,
+      registry,
+      connection: redisOptionsFromUrl(t.info.redisUrl),
+      prefix: t.info.bullPrefix,
+      queues: [],
+    });
+    await t.owner.query(`insert into runtime_counters (workspace_id, name) values ($1, 'c')`, [ws]);
+    const job = {
+      id,
+      name: counterJob.name,
+      data: { v: 1, workspaceId: ws, payload: { counter: 'c' }, createdAt: Date.now() },
+      opts: { attempts: 5 },
+      attemptsMade: 0,
+    };
+    await expect(local.process(job as never)).rejects.toThrow('transient failure');
+    expect(await counter('c')).toBe(0); // effect and inbox row rolled back together
+    await expect(local.process({ ...job, attemptsMade: 1 } as never)).resolves.toEqual({
+      duplicate: false,
+      result: null,
+    });
+    expect(await counter('c')).toBe(1);
+    await expect(local.process({ ...job, attemptsMade: 2 } as never)).resolves.toEqual({ duplicate: true });
+    expect(await counter('c')).toBe(1);
+  });
+
+  it('a poison payload fails at once without retry and dead-letters the event', async () => {
+    const id = await insertEvent({ counter: 42 }, 5);
+    await dispatch();
+    const failed = await waitFor('poison job failed', async () => {
+      const j = await queue.getJob(id);
+      return j?.failedReason ? j : undefined;
+    });
+    expect(failed.attemptsMade).toBe(1);
+    expect(failed.failedReason).toMatch(/poison payload/);
+    const { rows } = await t.owner.query(
+      `select status, attempt_count, last_error from outbox_events where id = $1`,
+      [id],
+    );
+    expect(rows[0]).toMatchObject({ status: 'dead_letter', attempt_count: 1 });
+    expect(rows[0].last_error).toMatch(/poison payload for runtime.count: counter/);
+  });
+});

@@ -1,0 +1,115 @@
+import { sql } from 'drizzle-orm';
+import { seedWorkspace, useTestDatabase } from '@listing/testing';
+import { z } from 'zod';
+import { defineJob, OutboxError, OutboxNudger, OutboxWriter } from '../src';
+
+const t = useTestDatabase();
+
+describe('OutboxWriter', () => {
+  let ws: string;
+  const published: string[] = [];
+  const nudger = new OutboxNudger(
+    { publish: async (channel) => published.push(channel) },
+    'test:outbox:nudge',
+  );
+  let writer: OutboxWriter;
+  const tick = () => new Promise((r) => setImmediate(r));
+
+  beforeAll(async () => {
+    ws = (await seedWorkspace(t.owner)).workspaceId;
+    writer = new OutboxWriter(t.db, { nudger });
+  });
+  beforeEach(async () => {
+    published.length = 0;
+    await t.owner.query('delete from outbox_events');
+  });
+
+  const event = { queue: 'q-writer', type: 'writer.event', payload: { orderId: 'o-1', version: 3 } };
+
+  it('refuses to run outside an ambient transaction', async () => {
+    await expect(writer.append(event)).rejects.toMatchObject({ code: 'DB_NOT_IN_TRANSACTION' });
+  });
+
+  it('refuses a transaction without a workspace', async () => {
+    await expect(t.db.transaction(() => writer.append(event))).rejects.toMatchObject({
+      code: 'OUTBOX_NO_WORKSPACE',
+    });
+  });
+
+  it('commits the event with the business transaction and nudges only after the commit', async () => {
+    const { id } = await t.db.withWorkspace(ws, async () => {
+      const r = await writer.append(event);
+      await writer.append({ ...event, payload: { orderId: 'o-2' } });
+      await tick();
+      expect(published).toEqual([]); // nothing sent while the transaction is open
+      return r;
+    });
+    await tick();
+    expect(published).toEqual(['test:outbox:nudge']); // two appends, one coalesced nudge
+    const { rows } = await t.owner.query(`select * from outbox_events where id = $1`, [id]);
+    expect(rows[0]).toMatchObject({
+      workspace_id: ws,
+      queue: 'q-writer',
+      event_type: 'writer.event',
+      status: 'pending',
+      attempt_count: 0,
+      payload: { orderId: 'o-1', version: 3 },
+    });
+  });
+
+  it('rolls back with the business transaction and never nudges then', async () => {
+    await expect(
+      t.db.withWorkspace(ws, async () => {
+        await writer.append(event);
+        throw new Error('business failure');
+      }),
+    ).rejects.toThrow('business failure');
+    await tick();
+    expect(published).toEqual([]);
+    expect((await t.owner.query('select count(*)::int as n from outbox_events')).rows[0].n).toBe(0);
+  });
+
+  it('rejects secret-looking payloads at any depth, naming the path but not the value', async () => {
+    const error = await t.db
+      .withWorkspace(ws, () =>
+        writer.append({
+          ...event,
+          payload: { order: { items: [{ sku: 'a', download: 'https://s3/x?X-Amz-Signature=zz' }] } },
+        }),
+      )
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OutboxError);
+    expect(error).toMatchObject({ code: 'OUTBOX_PAYLOAD_REJECTED' });
+    expect((error as Error).message).toContain('order.items[0].download');
+    expect((error as Error).message).not.toContain('zz');
+    await expect(
+      t.db.withWorkspace(ws, () => writer.append({ ...event, payload: { store: { apiKey: 'k' } } })),
+    ).rejects.toMatchObject({ code: 'OUTBOX_PAYLOAD_REJECTED' });
+  });
+
+  it('appendJob validates the payload with the job schema and uses its queue and name', async () => {
+    const job = defineJob({
+      name: 'media.process',
+      queue: 'media',
+      schema: z.object({ mediaId: z.string().uuid() }),
+      maxAttempts: 4,
+    });
+    await expect(
+      t.db.withWorkspace(ws, () => writer.appendJob(job, { mediaId: 'nope' })),
+    ).rejects.toMatchObject({
+      code: 'OUTBOX_INVALID_EVENT',
+    });
+    const mediaId = '7d0c7c1e-3b8a-4c55-9a59-5b7f3b8e0c11';
+    const { id } = await t.db.withWorkspace(ws, () => writer.appendJob(job, { mediaId }));
+    const row = await t.db.withWorkspace(
+      ws,
+      async () =>
+        (
+          await t.db.executor.execute(
+            sql`select queue, event_type, max_attempts from outbox_events where id = ${id}`,
+          )
+        ).rows[0],
+    );
+    expect(row).toEqual({ queue: 'media', event_type: 'media.process', max_attempts: 4 });
+  });
+});

@@ -1,17 +1,36 @@
 import 'reflect-metadata';
+import type { IncomingMessage } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
 import { ProblemDetailsFilter } from './common/problem-details.filter';
 import type { AppConfig } from './config/app-config';
+import { installHttpOps, requestId } from './ops/http-ops.installer';
+import { PinoNestLogger, createLogger } from './ops/logger.factory';
+import { loadApiOpsConfig, type ApiOpsConfig } from './ops/ops-config';
 
-/** Builds the HTTP application; used by main.ts and by tests that run the API in-process. */
-export async function createApp(config: AppConfig): Promise<NestFastifyApplication> {
-  const adapter = new FastifyAdapter({ bodyLimit: config.BODY_LIMIT_BYTES, trustProxy: false });
+/**
+ * Builds the HTTP application; used by main.ts and by tests that run the API in-process.
+ * Signal handling lives in main.ts (ops/api-shutdown.ts), so in-process tests own the lifecycle.
+ */
+export async function createApp(
+  config: AppConfig,
+  ops: ApiOpsConfig = loadApiOpsConfig(),
+): Promise<NestFastifyApplication> {
+  const logger = createLogger('api', config.LOG_LEVEL);
+  const adapter = new FastifyAdapter({
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    trustProxy: false,
+    loggerInstance: logger,
+    // One line per request is written by the ops hooks (with route, workspace and user).
+    disableRequestLogging: true,
+    requestIdLogLabel: 'requestId',
+    genReqId: (request: IncomingMessage) => requestId(request.headers['x-request-id']),
+  });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
-    logger: config.LOG_LEVEL === 'silent' ? false : ['error', 'warn', 'log'],
+    logger: new PinoNestLogger(logger.child({ context: 'nest' })),
   });
   app.useGlobalFilters(new ProblemDetailsFilter());
-  app.enableShutdownHooks();
+  await installHttpOps(app, config, ops, logger);
   return app;
 }

@@ -8,7 +8,9 @@ import { OperationsModule } from './modules/operations/operations.module';
 import { OutboxWriterModule } from './modules/outbox-writer/outbox-writer.module';
 import { ProductDraftsModule } from './modules/product-drafts/product-drafts.module';
 import { RecordsModule } from './modules/records/records.module';
+import { StoresModule } from './modules/stores/stores.module';
 import { WorkspacesModule } from './modules/workspaces/workspaces.module';
+import { OpsModule } from './ops/ops.module';
 
 @Module({})
 export class AppModule {
@@ -17,6 +19,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         InfrastructureModule.forRoot(config),
+        OpsModule,
         IdempotencyModule,
         OutboxWriterModule,
         OperationsModule,
@@ -25,6 +28,7 @@ export class AppModule {
         WorkspacesModule,
         RecordsModule,
         ProductDraftsModule,
+        StoresModule,
       ],
     };
   }

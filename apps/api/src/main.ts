@@ -1,12 +1,18 @@
 import { createApp } from './app.factory';
 import { loadConfig } from './config/app-config';
+import { installApiShutdown } from './ops/api-shutdown';
+import { createLogger } from './ops/logger.factory';
+import { loadApiOpsConfig } from './ops/ops-config';
 
 /** HTTP API process. */
 async function bootstrap() {
   const config = loadConfig();
-  const app = await createApp(config);
+  const ops = loadApiOpsConfig();
+  const logger = createLogger('api', config.LOG_LEVEL);
+  const app = await createApp(config, ops);
+  installApiShutdown(app, logger, ops.SHUTDOWN_GRACE_MS);
   await app.listen(config.PORT, config.HOST);
-  console.log(JSON.stringify({ level: 'info', msg: 'api listening', host: config.HOST, port: config.PORT }));
+  logger.info({ host: config.HOST, port: config.PORT }, 'api listening');
 }
 
 bootstrap().catch((error: unknown) => {

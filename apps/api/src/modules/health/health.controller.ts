@@ -1,14 +1,16 @@
 import { Controller, Get, HttpCode, Inject, ServiceUnavailableException } from '@nestjs/common';
 import { Database } from '@listing/db';
-import { sql } from 'drizzle-orm';
 import type { Redis } from 'ioredis';
 import { REDIS } from '../../infrastructure/infrastructure.module';
+import { checkReadiness } from '../../ops/health-probe';
+import { ApiLifecycle } from '../../ops/ops.module';
 
 @Controller('health')
 export class HealthController {
   constructor(
     private readonly db: Database,
     @Inject(REDIS) private readonly redis: Redis,
+    private readonly lifecycle: ApiLifecycle,
   ) {}
 
   /** The process is up and serving. */
@@ -18,27 +20,17 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** PostgreSQL and Redis both answer. */
+  /**
+   * PostgreSQL and Redis both answer within a second, and the process is not draining. Fails
+   * fast: a Redis client that is reconnecting counts as down instead of queueing the PING.
+   */
   @Get('ready')
   async ready() {
-    const [postgres, redis] = await Promise.all([
-      probe(() => this.db.executor.execute(sql`select 1`)),
-      probe(() => this.redis.ping()),
-    ]);
-    const body = { status: postgres && redis ? 'ok' : 'unavailable', checks: { postgres, redis } };
-    if (!postgres || !redis) throw new ServiceUnavailableException(body);
-    return body;
-  }
-}
-
-async function probe(check: () => Promise<unknown>): Promise<boolean> {
-  try {
-    await Promise.race([
-      check(),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 1000)),
-    ]);
-    return true;
-  } catch {
-    return false;
+    // The shared client connects lazily: the first probe may be what opens it.
+    if (this.redis.status === 'wait') await this.redis.connect().catch(() => undefined);
+    const report = await checkReadiness(this.db, this.redis);
+    if (this.lifecycle.draining) throw new ServiceUnavailableException({ ...report, status: 'stopping' });
+    if (report.status !== 'ok') throw new ServiceUnavailableException(report);
+    return report;
   }
 }

@@ -9,6 +9,7 @@ import {
   idempotencyOptions,
 } from '@listing/idempotency';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { ApiMetrics } from '../../ops/metrics/api-metrics.service';
 import { idempotencyFaultHooks } from '../../test-faults';
 
 /** Wires the idempotency engine (packages/idempotency) into Nest. */
@@ -23,8 +24,8 @@ import { idempotencyFaultHooks } from '../../test-faults';
     },
     {
       provide: IdempotencyService,
-      inject: [Database, APP_CONFIG],
-      useFactory: (db: Database, config: AppConfig) =>
+      inject: [Database, APP_CONFIG, ApiMetrics],
+      useFactory: (db: Database, config: AppConfig, metrics: ApiMetrics) =>
         new IdempotencyService(
           db,
           idempotencyOptions({
@@ -34,6 +35,7 @@ import { idempotencyFaultHooks } from '../../test-faults';
             replayCacheSize: config.IDEMPOTENCY_REPLAY_CACHE_SIZE,
           }),
           idempotencyFaultHooks(config.TEST_FAULTS),
+          metrics.observeIdempotency,
         ),
     },
     { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },

@@ -1,0 +1,126 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { FastifyAdapter as BullBoardFastifyAdapter } from '@bull-board/fastify';
+import { Queue } from 'bullmq';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+export const BULL_BOARD_PATH = '/admin/queues';
+
+export interface BullBoardOptions {
+  redisUrl: string;
+  prefix: string;
+  /** The admin secret; without one the board is not mounted at all. */
+  adminToken: string | undefined;
+  logger: Logger;
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/**
+ * Bearer `<ADMIN_TOKEN>` (scripts) or Basic with the token as password (browsers prompt for it).
+ * Digests are compared in constant time, so neither length nor prefix leaks through timing.
+ */
+export function adminAuthorized(header: string | undefined, token: string): boolean {
+  if (!header) return false;
+  let presented: string | null = null;
+  const bearer = /^Bearer\s+(.+)$/i.exec(header);
+  const basic = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(header);
+  if (bearer) presented = bearer[1]!.trim();
+  else if (basic) {
+    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    presented = colon >= 0 ? decoded.slice(colon + 1) : null;
+  }
+  return presented !== null && timingSafeEqual(digest(presented), digest(token));
+}
+
+/**
+ * Mounts Bull Board at /admin/queues behind admin authentication. Queues are discovered from
+ * Redis (`<prefix>:<queue>:meta|id` keys) because the API does not know the workers' registry;
+ * the list is refreshed at most every 5 s while someone looks at the board.
+ * Returns a closer for the board's Redis connections, or null when no token is configured.
+ */
+export async function mountBullBoard(
+  fastify: FastifyInstance,
+  options: BullBoardOptions,
+): Promise<(() => Promise<void>) | null> {
+  if (!options.adminToken) {
+    options.logger.warn('ADMIN_TOKEN is not set: the queue dashboard (/admin/queues) is not mounted');
+    return null;
+  }
+  const token = options.adminToken;
+  const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+  connection.on('error', () => undefined);
+  const queues = new Map<string, Queue>();
+  const serverAdapter = new BullBoardFastifyAdapter();
+  serverAdapter.setBasePath(BULL_BOARD_PATH);
+  const board = createBullBoard({
+    queues: [],
+    serverAdapter,
+    options: { uiConfig: { boardTitle: 'Listing queues' } },
+  });
+  let refreshedAt = 0;
+  const refresh = async () => {
+    if (Date.now() - refreshedAt < 5000) return;
+    refreshedAt = Date.now();
+    try {
+      const names = await discoverQueues(connection, options.prefix);
+      let changed = false;
+      for (const name of names) {
+        if (queues.has(name)) continue;
+        queues.set(name, new Queue(name, { connection, prefix: options.prefix }));
+        changed = true;
+      }
+      if (changed) board.replaceQueues([...queues.values()].map((q) => new BullMQAdapter(q)));
+    } catch (error) {
+      options.logger.warn({ error: (error as Error).message }, 'queue discovery failed');
+    }
+  };
+
+  await fastify.register(async (scope) => {
+    scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+      if (!adminAuthorized(request.headers.authorization, token)) {
+        return reply
+          .code(401)
+          .header('www-authenticate', 'Basic realm="listing admin", charset="UTF-8"')
+          .header('content-type', 'application/problem+json; charset=utf-8')
+          .send(
+            JSON.stringify({
+              type: 'https://docs.listing.example/problems/unauthenticated',
+              title: 'Unauthenticated',
+              status: 401,
+              code: 'UNAUTHENTICATED',
+              detail: 'admin credentials required',
+            }),
+          );
+      }
+      await refresh();
+    });
+    await scope.register(serverAdapter.registerPlugin(), { prefix: BULL_BOARD_PATH });
+  });
+  return async () => {
+    await Promise.allSettled([...queues.values()].map((q) => q.close()));
+    connection.disconnect();
+  };
+}
+
+async function discoverQueues(redis: Redis, prefix: string): Promise<string[]> {
+  if (redis.status === 'wait') await redis.connect();
+  const names = new Set<string>();
+  const escaped = prefix.replace(/[*?[\]\\]/g, '\\$&');
+  for (const suffix of ['meta', 'id']) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${escaped}:*:${suffix}`, 'COUNT', 1000);
+      cursor = next;
+      for (const key of keys) {
+        const name = key.slice(prefix.length + 1, key.length - suffix.length - 1);
+        if (name && !name.includes(':')) names.add(name);
+      }
+    } while (cursor !== '0');
+  }
+  return [...names].sort();
+}

@@ -1,0 +1,90 @@
+import type { LoggerService } from '@nestjs/common';
+import type { OutboxLogger } from '@listing/outbox';
+import pino, { type Logger, type LoggerOptions } from 'pino';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/**
+ * Where secrets can appear in a log line. pino's redaction is path based, so this lists the
+ * request headers and the field names our code and libraries use for credentials; the
+ * `*.`-prefixed forms catch them one level down (e.g. `body.password`, `err.config.headers`).
+ */
+const SECRET_FIELDS = [
+  'authorization',
+  'cookie',
+  'set-cookie',
+  'password',
+  'token',
+  'accessToken',
+  'refreshToken',
+  'apiKey',
+  'secret',
+  'credentials',
+  'clientSecret',
+];
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["proxy-authorization"]',
+  'req.headers["x-api-key"]',
+  'res.headers["set-cookie"]',
+  'headers.authorization',
+  'headers.cookie',
+  ...SECRET_FIELDS,
+  ...SECRET_FIELDS.map((f) => `*.${f}`),
+  ...SECRET_FIELDS.map((f) => `*.*.${f}`),
+];
+
+/** One JSON object per line; `level` as a label and `time` as ISO so humans and Loki can read it. */
+export function loggerOptions(role: string, level: LogLevel): LoggerOptions {
+  return {
+    level,
+    base: { role, pid: process.pid },
+    messageKey: 'msg',
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+  };
+}
+
+export function createLogger(role: string, level: LogLevel = 'info'): Logger {
+  return pino(loggerOptions(role, level));
+}
+
+/** LOG_LEVEL of the processes that do not parse the API configuration (dispatcher, worker). */
+export function logLevelFromEnv(env: NodeJS.ProcessEnv = process.env): LogLevel {
+  const value = env.LOG_LEVEL ?? 'info';
+  const levels: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+  return (levels as string[]).includes(value) ? (value as LogLevel) : 'info';
+}
+
+/** The outbox engine's small logger interface on top of pino (dispatcher and worker processes). */
+export function outboxLogger(logger: Logger): OutboxLogger & { pino: Logger } {
+  return {
+    pino: logger,
+    info: (msg, fields) => logger.info(fields ?? {}, msg),
+    warn: (msg, fields) => logger.warn(fields ?? {}, msg),
+    error: (msg, fields) => logger.error(fields ?? {}, msg),
+  };
+}
+
+/** Nest's LoggerService on pino, so framework messages are JSON lines like everything else. */
+export class PinoNestLogger implements LoggerService {
+  constructor(private readonly logger: Logger) {}
+  log(message: unknown, context?: string) {
+    this.logger.info({ context }, String(message));
+  }
+  error(message: unknown, _trace?: string, context?: string) {
+    // Stack traces stay out: they can carry SQL fragments or values.
+    this.logger.error({ context }, String(message));
+  }
+  warn(message: unknown, context?: string) {
+    this.logger.warn({ context }, String(message));
+  }
+  debug(message: unknown, context?: string) {
+    this.logger.debug({ context }, String(message));
+  }
+  verbose(message: unknown, context?: string) {
+    this.logger.trace({ context }, String(message));
+  }
+}

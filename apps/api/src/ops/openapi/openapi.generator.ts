@@ -1,0 +1,378 @@
+import { RequestMethod, type INestApplicationContext, type Type } from '@nestjs/common';
+import {
+  GUARDS_METADATA,
+  HTTP_CODE_METADATA,
+  METHOD_METADATA,
+  PATH_METADATA,
+  ROUTE_ARGS_METADATA,
+} from '@nestjs/common/constants';
+import { ModulesContainer } from '@nestjs/core';
+import { IDEMPOTENT_ROUTE, type IdempotentRouteOptions } from '@listing/idempotency';
+import { z } from 'zod';
+import { RETRYABLE, STATUS } from '../../common/problem-details.filter';
+import { ZodValidationPipe } from '../../common/zod-validation.pipe';
+import { API_DOC_METADATA, type ApiDocOptions } from './api-doc.decorator';
+
+// Nest's RouteParamtypes (not exported from @nestjs/common's entry point).
+const PARAM_BODY = 3;
+const PARAM_QUERY = 4;
+const PARAM_HEADERS = 6;
+
+type JsonObject = Record<string, unknown>;
+
+export interface OpenApiOptions {
+  title: string;
+  version: string;
+  /** Guards that mean "bearer token required". */
+  authGuards: Type[];
+  /** Guards that mean "may answer 429". */
+  rateLimitGuards: Type[];
+}
+
+interface RouteArg {
+  index: number;
+  data?: unknown;
+  pipes?: unknown[];
+}
+
+/**
+ * OpenAPI 3.1 from what the routes already declare: controller and method paths, HTTP method,
+ * @HttpCode, guards (bearer auth, rate limits), @Idempotent (Idempotency-Key required/optional),
+ * the zod schemas of @Body/@Query pipes (z.toJSONSchema, draft 2020-12 = OpenAPI 3.1's dialect),
+ * @Headers('if-match'), plus @ApiDoc for what code cannot tell. Problem codes come from the
+ * exception filter's STATUS table, so a new code is documented the day it is mapped.
+ */
+export function buildOpenApiDocument(app: INestApplicationContext, options: OpenApiOptions): JsonObject {
+  const paths: Record<string, Record<string, JsonObject>> = {};
+  for (const controller of controllersOf(app)) {
+    for (const route of routesOf(controller, options)) {
+      (paths[route.path] ??= {})[route.method] = route.operation;
+    }
+  }
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: { title: options.title, version: options.version, description: infoDescription() },
+    security: [],
+    paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
+    components: components(),
+  };
+}
+
+function controllersOf(app: INestApplicationContext): Type[] {
+  const seen = new Set<Type>();
+  for (const module of app.get(ModulesContainer).values()) {
+    for (const wrapper of module.controllers.values()) {
+      if (wrapper.metatype) seen.add(wrapper.metatype as Type);
+    }
+  }
+  return [...seen];
+}
+
+function asArray<T>(value: T | T[] | undefined): T[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+}
+
+function joinPath(base: string, sub: string): string {
+  const joined = `/${[base, sub].map((p) => p.replace(/^\/+|\/+$/g, '')).filter(Boolean).join('/')}`;
+  return joined.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+function* routesOf(controller: Type, options: OpenApiOptions) {
+  const bases = asArray<string>(Reflect.getMetadata(PATH_METADATA, controller));
+  const classGuards = asArray<Type>(Reflect.getMetadata(GUARDS_METADATA, controller));
+  const tag = (bases[0] ?? '').replace(/^v\d+\//, '').split('/').filter((s) => s && !s.startsWith(':')).pop() ?? 'default';
+  for (const name of Object.getOwnPropertyNames(controller.prototype)) {
+    if (name === 'constructor') continue;
+    const handler = (controller.prototype as Record<string, unknown>)[name];
+    if (typeof handler !== 'function') continue;
+    const subPaths = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
+    const requestMethod = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
+    if (subPaths === undefined || requestMethod === undefined) continue;
+    const method = RequestMethod[requestMethod]!.toLowerCase();
+    const guards = [...classGuards, ...asArray<Type>(Reflect.getMetadata(GUARDS_METADATA, handler))];
+    const args = Object.entries(
+      (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, name) ?? {}) as Record<string, RouteArg>,
+    ).map(([key, arg]) => ({ type: Number(key.split(':')[0]), ...arg }));
+    const doc = (Reflect.getMetadata(API_DOC_METADATA, handler) ?? {}) as ApiDocOptions;
+    const idempotent = Reflect.getMetadata(IDEMPOTENT_ROUTE, handler) as IdempotentRouteOptions | undefined;
+    const status =
+      (Reflect.getMetadata(HTTP_CODE_METADATA, handler) as number | undefined) ??
+      (requestMethod === RequestMethod.POST ? 201 : 200);
+    for (const base of bases.length ? bases : ['']) {
+      for (const sub of asArray(subPaths)) {
+        const path = joinPath(base, sub);
+        yield {
+          path,
+          method,
+          operation: operationOf({ controller, name, path, method, tag, guards, args, doc, idempotent, status, options }),
+        };
+      }
+    }
+  }
+}
+
+interface RouteFacts {
+  controller: Type;
+  name: string;
+  path: string;
+  method: string;
+  tag: string;
+  guards: Type[];
+  args: Array<RouteArg & { type: number }>;
+  doc: ApiDocOptions;
+  idempotent: IdempotentRouteOptions | undefined;
+  status: number;
+  options: OpenApiOptions;
+}
+
+function zodSchemaOf(arg: RouteArg): z.ZodType | undefined {
+  const pipe = (arg.pipes ?? []).find((p): p is ZodValidationPipe<z.ZodType> => p instanceof ZodValidationPipe);
+  return pipe?.schema;
+}
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
+  const out = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as JsonObject;
+  delete out.$schema;
+  return out;
+}
+
+function operationOf(r: RouteFacts): JsonObject {
+  const authenticated = r.guards.some((g) => r.options.authGuards.includes(g));
+  const rateLimited = r.guards.some((g) => r.options.rateLimitGuards.includes(g));
+  const parameters: JsonObject[] = [];
+  const codes = new Set<string>(['INTERNAL_ERROR']);
+  const write = !['get', 'head', 'options'].includes(r.method);
+
+  for (const [, param] of r.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)) {
+    const isId = /Id$/.test(param!);
+    parameters.push({
+      name: param,
+      in: 'path',
+      required: true,
+      schema: isId ? { type: 'string', format: 'uuid' } : param === 'revision' ? { type: 'integer', minimum: 1 } : { type: 'string' },
+    });
+    codes.add(param === 'workspaceId' ? 'WORKSPACE_NOT_FOUND' : 'RESOURCE_NOT_FOUND');
+  }
+  let requestBody: JsonObject | undefined;
+  for (const arg of r.args) {
+    const schema = arg.type === PARAM_BODY || arg.type === PARAM_QUERY ? zodSchemaOf(arg) : undefined;
+    if (arg.type === PARAM_BODY && schema) {
+      const body = jsonSchema(schema, 'input');
+      requestBody = { required: !schema.safeParse(undefined).success, content: { 'application/json': { schema: body } } };
+      for (const c of ['VALIDATION_FAILED', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE']) codes.add(c);
+    }
+    if (arg.type === PARAM_QUERY && schema) {
+      const query = jsonSchema(schema, 'input') as { properties?: Record<string, JsonObject>; required?: string[] };
+      for (const [name, prop] of Object.entries(query.properties ?? {})) {
+        parameters.push({ name, in: 'query', required: query.required?.includes(name) ?? false, schema: prop });
+      }
+      codes.add('VALIDATION_FAILED');
+    }
+    if (arg.type === PARAM_HEADERS && String(arg.data).toLowerCase() === 'if-match') {
+      parameters.push({ $ref: r.doc.ifMatch === 'required' ? '#/components/parameters/IfMatchRequired' : '#/components/parameters/IfMatch' });
+      for (const c of ['REVISION_MISMATCH', 'IF_MATCH_INVALID']) codes.add(c);
+      if (r.doc.ifMatch === 'required') codes.add('IF_MATCH_REQUIRED');
+    }
+  }
+  if (r.idempotent) {
+    parameters.push({
+      $ref: r.idempotent.required
+        ? '#/components/parameters/IdempotencyKeyRequired'
+        : '#/components/parameters/IdempotencyKey',
+    });
+    for (const c of [
+      'IDEMPOTENCY_KEY_INVALID',
+      'IDEMPOTENCY_SCOPE_CONFLICT',
+      'IDEMPOTENCY_KEY_REUSED',
+      'IDEMPOTENCY_REQUEST_IN_PROGRESS',
+      'IDEMPOTENCY_REPLAY_UNAVAILABLE',
+    ])
+      codes.add(c);
+    if (r.idempotent.required) codes.add('IDEMPOTENCY_KEY_REQUIRED');
+  }
+  if (authenticated) codes.add('UNAUTHENTICATED');
+  if (rateLimited) codes.add('RATE_LIMITED');
+  if (write) codes.add('CONCURRENT_UPDATE');
+  for (const c of r.doc.problems ?? []) codes.add(c);
+
+  const successHeaders: JsonObject = {};
+  if (r.doc.etag) successHeaders.ETag = { $ref: '#/components/headers/ETag' };
+  if (r.idempotent) successHeaders['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' };
+  if (r.status === 201 && r.method === 'post') successHeaders.Location = { $ref: '#/components/headers/Location' };
+  const responses: Record<string, JsonObject> = {};
+  if (r.status === 202) {
+    responses['202'] = { $ref: '#/components/responses/Accepted' };
+  } else {
+    responses[String(r.status)] = {
+      description: r.idempotent ? 'Success (a replay answers the same status and body)' : 'Success',
+      ...(Object.keys(successHeaders).length ? { headers: successHeaders } : {}),
+      content: { 'application/json': { schema: r.doc.response ? jsonSchema(r.doc.response, 'output') : { type: 'object' } } },
+    };
+  }
+  const byStatus = new Map<number, string[]>();
+  for (const code of [...codes].sort()) {
+    const status = STATUS[code];
+    if (status === undefined) throw new Error(`@ApiDoc problem ${code} is not in the problem-details table`);
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  for (const [status, list] of [...byStatus.entries()].sort(([a], [b]) => a - b)) {
+    responses[String(status)] = problemResponse(list);
+  }
+
+  const description = [
+    r.doc.description,
+    r.idempotent
+      ? r.idempotent.required
+        ? '**Idempotency-Key required.** Retries with the same key replay the first result.'
+        : '**Idempotency-Key accepted** (optional): when sent, retries with the same key replay the first result.'
+      : write
+        ? 'Does not use Idempotency-Key (the header is ignored).'
+        : undefined,
+    r.doc.ifMatch === 'required' ? '**If-Match required**: the ETag of the revision being changed.' : undefined,
+  ]
+    .filter(Boolean)
+    .join('\n\n');
+  return {
+    operationId: `${r.controller.name.replace(/Controller$/, '')}_${r.name}`,
+    tags: [r.tag],
+    ...(r.doc.summary ? { summary: r.doc.summary } : {}),
+    ...(description ? { description } : {}),
+    ...(authenticated ? { security: [{ bearer: [] }] } : {}),
+    ...(r.idempotent ? { 'x-idempotency': { required: r.idempotent.required, fingerprintHeaders: r.idempotent.meaningHeaders ?? ['if-match'] } } : {}),
+    ...(parameters.length ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+    responses,
+  };
+}
+
+function problemResponse(codes: string[]): JsonObject {
+  return {
+    description: `Problem: ${codes.join(', ')}`,
+    content: {
+      'application/problem+json': {
+        schema: {
+          allOf: [{ $ref: '#/components/schemas/Problem' }, { properties: { code: { enum: codes } } }],
+        },
+      },
+    },
+  };
+}
+
+function infoDescription(): string {
+  const rows = Object.entries(STATUS)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([code, status]) => `| \`${code}\` | ${status} | ${RETRYABLE.has(code) ? 'yes' : 'no'} |`);
+  return [
+    'Multi-tenant listing API.',
+    '',
+    '**Authentication**: `Authorization: Bearer <access token>` from `POST /v1/auth/login` or `/v1/auth/register`.',
+    '',
+    '**Idempotency-Key** (a UUID): on routes marked with it, the same key, user and workspace run the request at most once; every retry returns the first status and body with `Idempotent-Replayed: true`. Keys live at least 24 h. Another body with the same key → 409 `IDEMPOTENCY_KEY_REUSED`; another route → 409 `IDEMPOTENCY_SCOPE_CONFLICT`; the first request still running → 409 `IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`. Failures are never cached.',
+    '',
+    '**Optimistic concurrency**: revisioned resources answer an `ETag` (the revision, e.g. `"3"`); send it back in `If-Match`. Stale → 412 `REVISION_MISMATCH`; missing where required → 428 `IF_MATCH_REQUIRED`.',
+    '',
+    '**Asynchronous work (202 + operation)**: a route that starts work it cannot finish within the request answers `202 Accepted` with an `Operation` body and `Location: /v1/workspaces/{workspaceId}/operations/{operationId}`; poll that URL until `status` is `succeeded` or `failed`. Replaying the request with the same Idempotency-Key returns the same operation.',
+    '',
+    '**Errors** are `application/problem+json` (RFC 9457) with a stable `code`:',
+    '',
+    '| code | status | retryable |',
+    '| --- | --- | --- |',
+    ...rows,
+  ].join('\n');
+}
+
+function components(): JsonObject {
+  const codes = Object.keys(STATUS).sort();
+  return {
+    securitySchemes: {
+      bearer: { type: 'http', scheme: 'bearer', description: 'Opaque access token from /v1/auth/login' },
+    },
+    parameters: {
+      IdempotencyKey: {
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description: 'A UUID (the RFC 8941 quoted form is accepted). Optional on this route; honoured when sent.',
+        schema: { type: 'string', format: 'uuid' },
+      },
+      IdempotencyKeyRequired: {
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: true,
+        description: 'A UUID. Required: without it the route answers 400 IDEMPOTENCY_KEY_REQUIRED.',
+        schema: { type: 'string', format: 'uuid' },
+      },
+      IfMatch: {
+        name: 'If-Match',
+        in: 'header',
+        required: false,
+        description: 'The ETag of the revision the change is based on; stale → 412.',
+        schema: { type: 'string', examples: ['"3"'] },
+      },
+      IfMatchRequired: {
+        name: 'If-Match',
+        in: 'header',
+        required: true,
+        description: 'The ETag of the revision the change is based on; missing → 428, stale → 412.',
+        schema: { type: 'string', examples: ['"3"'] },
+      },
+    },
+    headers: {
+      ETag: { description: 'Strong entity tag of the revision, e.g. "3"', schema: { type: 'string' } },
+      IdempotentReplayed: {
+        description: '`true` when this answer is a replay of the first request with the same Idempotency-Key',
+        schema: { type: 'string', enum: ['true'] },
+      },
+      Location: { description: 'URL of the created resource', schema: { type: 'string' } },
+      RetryAfter: { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
+    },
+    responses: {
+      Accepted: {
+        description: 'Accepted: the work continues asynchronously; poll the operation at Location.',
+        headers: {
+          Location: { description: 'URL of the operation', schema: { type: 'string' } },
+          'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' },
+        },
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Operation' } } },
+      },
+    },
+    schemas: {
+      ProblemCode: { type: 'string', enum: codes, description: 'Every code the API answers' },
+      Problem: {
+        type: 'object',
+        required: ['type', 'title', 'status', 'code'],
+        properties: {
+          type: { type: 'string', format: 'uri' },
+          title: { type: 'string' },
+          status: { type: 'integer' },
+          code: { $ref: '#/components/schemas/ProblemCode' },
+          detail: { type: 'string' },
+          retryable: { type: 'boolean', description: 'Present and true when retrying later can succeed' },
+        },
+        additionalProperties: true,
+      },
+      Operation: {
+        type: 'object',
+        description: 'Accepted asynchronous work (GET /v1/workspaces/{workspaceId}/operations/{operationId})',
+        required: ['id', 'kind', 'status', 'resourceType', 'resourceId', 'error', 'createdAt', 'updatedAt', 'completedAt'],
+        properties: {
+          id: { type: 'string', format: 'uuid' },
+          kind: { type: 'string' },
+          status: { type: 'string', enum: ['pending', 'running', 'succeeded', 'failed'] },
+          resourceType: { type: 'string' },
+          resourceId: { type: 'string', format: 'uuid' },
+          error: {
+            oneOf: [
+              { type: 'null' },
+              { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
+            ],
+          },
+          createdAt: { type: 'string', format: 'date-time' },
+          updatedAt: { type: 'string', format: 'date-time' },
+          completedAt: { type: ['string', 'null'], format: 'date-time' },
+        },
+      },
+    },
+  };
+}

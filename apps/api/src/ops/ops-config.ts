@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { ConfigError } from '../config/app-config';
+
+/**
+ * Operability settings of the API process, parsed once at boot next to the main configuration
+ * (kept apart so the ops surface can be configured and tested on its own).
+ */
+const schema = z.object({
+  /** Admin secret for /admin/queues (Bearer, or Basic with it as password). Unset: not mounted. */
+  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** SIGTERM → readiness 503 and Connection: close for this long, then the listener closes. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(3000),
+});
+
+export type ApiOpsConfig = z.infer<typeof schema>;
+
+export function loadApiOpsConfig(env: NodeJS.ProcessEnv = process.env): ApiOpsConfig {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  }
+  return parsed.data;
+}

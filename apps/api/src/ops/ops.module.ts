@@ -1,0 +1,19 @@
+import { Global, Module } from '@nestjs/common';
+import { Database } from '@listing/db';
+import { ApiMetrics } from './metrics/api-metrics.service';
+
+/** Process lifecycle seen by readiness: draining starts on SIGTERM, before the listener closes. */
+export class ApiLifecycle {
+  draining = false;
+}
+
+/** Metrics and lifecycle of the API process, for the health controller and the idempotency wiring. */
+@Global()
+@Module({
+  providers: [
+    { provide: ApiMetrics, inject: [Database], useFactory: (db: Database) => new ApiMetrics(db) },
+    ApiLifecycle,
+  ],
+  exports: [ApiMetrics, ApiLifecycle],
+})
+export class OpsModule {}

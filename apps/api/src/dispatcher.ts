@@ -1,6 +1,5 @@
 import { Database } from '@listing/db';
 import {
-  jsonLogger,
   nudgeChannel,
   NudgeSubscriber,
   OutboxDispatcher,
@@ -12,6 +11,8 @@ import {
 import { Redis } from 'ioredis';
 import { loadOutboxConfig } from './config/outbox-config';
 import { onShutdown } from './outbox/graceful-shutdown';
+import { createLogger, logLevelFromEnv, outboxLogger } from './ops/logger.factory';
+import { startRoleOps } from './ops/role-ops';
 
 /**
  * Outbox dispatcher process: moves committed outbox events into BullMQ. Run as many as you like;
@@ -20,7 +21,7 @@ import { onShutdown } from './outbox/graceful-shutdown';
 async function main() {
   const config = loadOutboxConfig();
   const faults = OutboxFaults.fromEnv();
-  const logger = jsonLogger({ role: 'dispatcher' });
+  const logger = outboxLogger(createLogger('dispatcher', logLevelFromEnv()));
   const db = new Database({
     connectionString: config.DATABASE_URL,
     max: config.DATABASE_POOL_SIZE,
@@ -65,13 +66,17 @@ async function main() {
     );
   }
 
+  // Metrics (OPS_PORT: /metrics, /health/live, /health/ready); see apps/api/src/ops.
+  const ops = await startRoleOps({ role: 'dispatcher', db, redisUrl: config.REDIS_URL, logger: logger.pino, dispatcher, producer });
   onShutdown(
     async () => {
+      ops.draining();
       await dispatcher.stop();
       await producer.close();
       producerRedis.disconnect();
       subscriber?.disconnect();
       await db.close();
+      await ops.close();
       logger.info('dispatcher exited cleanly', { dispatcher: dispatcher.id, ...dispatcher.stats });
     },
     (msg) => logger.info(msg),

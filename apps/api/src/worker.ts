@@ -3,7 +3,6 @@ import { Database } from '@listing/db';
 import {
   bullmqConnection,
   JobRegistry,
-  jsonLogger,
   OutboxWorkerRuntime,
   redisOptionsFromUrl,
   RETENTION_QUEUE,
@@ -12,13 +11,16 @@ import {
 } from '@listing/outbox';
 import { Queue } from 'bullmq';
 import { loadOutboxConfig, type OutboxConfig } from './config/outbox-config';
+import { registerCapabilityHandlers } from './modules/platform/capability-handlers';
 import { onShutdown } from './outbox/graceful-shutdown';
+import { createLogger, logLevelFromEnv, outboxLogger } from './ops/logger.factory';
+import { startRoleOps } from './ops/role-ops';
 import { TestEffectHandlers } from './outbox/test-effect.job';
 
 /** BullMQ worker process: runs the registered job handlers (re-entrant, inbox-guarded). */
 async function main() {
   const config = loadOutboxConfig();
-  const logger = jsonLogger({ role: 'worker' });
+  const logger = outboxLogger(createLogger('worker', logLevelFromEnv()));
   const db = new Database({
     connectionString: config.DATABASE_URL,
     max: config.DATABASE_POOL_SIZE,
@@ -41,6 +43,10 @@ async function main() {
     registry.registerHandlers(new TestEffectHandlers(db, config.OUTBOX_TEST_EFFECT_MODE));
   }
   // Domain handlers register here as the features arrive.
+  registerCapabilityHandlers(registry, {
+    databaseUrl: config.DATABASE_URL,
+    poolSize: config.DATABASE_POOL_SIZE,
+  });
 
   const queues = config.OUTBOX_WORKER_QUEUES?.split(',')
     .map((q) => q.trim())
@@ -54,13 +60,23 @@ async function main() {
     queues,
     logger,
   });
+  // Metrics and per-job logs (before start), OPS_PORT listener; see apps/api/src/ops.
+  const ops = await startRoleOps({
+    role: 'worker',
+    db,
+    redisUrl: config.REDIS_URL,
+    logger: logger.pino,
+    runtime,
+  });
   await runtime.start();
   if (!queues || queues.includes(RETENTION_QUEUE)) await scheduleRetention(config);
 
   onShutdown(
     async () => {
+      ops.draining();
       await runtime.close();
       await db.close();
+      await ops.close();
     },
     (msg) => logger.info(msg),
   );

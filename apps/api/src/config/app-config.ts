@@ -1,5 +1,34 @@
 import { z } from 'zod';
 
+// Store credentials at rest (AES-256-GCM): "id:base64-32-bytes,id2:..."; CREDENTIAL_KEY_ID
+// encrypts new versions, the others keep decrypting what they encrypted. The dev key is public.
+const DEV_CREDENTIAL_KEY = 'dev-1:4dry8Apx9duGMfxxJQr0pybdCzQbT3oTOK89ZtWjXUM=';
+const platformFields = {
+  CREDENTIAL_KEYS: z.string().min(1).default(DEV_CREDENTIAL_KEY),
+  CREDENTIAL_KEY_ID: z.string().min(1).default('dev-1'),
+  // The marketplace and AI vendor (apps/platform-sim in development and tests).
+  PLATFORM_BASE_URL: z.url().default('http://127.0.0.1:4010'),
+  PLATFORM_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+};
+
+function refusePlatformDevDefaults(
+  env: { NODE_ENV: string; CREDENTIAL_KEYS: string },
+  ctx: z.RefinementCtx,
+): void {
+  if (env.NODE_ENV === 'production' && env.CREDENTIAL_KEYS.includes(DEV_CREDENTIAL_KEY.split(':')[1]!)) {
+    ctx.addIssue({ code: 'custom', path: ['CREDENTIAL_KEYS'], message: 'set a real key in production' });
+  }
+}
+
+/** The platform part of the configuration, for processes that do not parse the whole (worker). */
+const platformSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+    ...platformFields,
+  })
+  .superRefine(refusePlatformDevDefaults);
+export type PlatformConfig = z.infer<typeof platformSchema>;
+
 /**
  * Process configuration, parsed once at boot. A bad environment fails with the list of every
  * offending variable, not the first one.
@@ -38,6 +67,8 @@ const schema = z
 
     // Test-only fault injection (see test-faults.ts); refused unless NODE_ENV=test.
     TEST_FAULTS: z.string().optional(),
+
+    ...platformFields,
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV === 'production' && env.IDEMPOTENCY_FINGERPRINT_KEYS.includes('insecure-development')) {
@@ -47,6 +78,7 @@ const schema = z
         message: 'set a real secret in production',
       });
     }
+    refusePlatformDevDefaults(env, ctx);
     if (env.TEST_FAULTS && env.NODE_ENV !== 'test') {
       ctx.addIssue({
         code: 'custom',
@@ -68,6 +100,14 @@ export class ConfigError extends Error {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  }
+  return parsed.data;
+}
+
+export function loadPlatformConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig {
+  const parsed = platformSchema.safeParse(env);
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
   }

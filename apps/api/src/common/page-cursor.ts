@@ -1,0 +1,46 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { ValidationFailedError } from './domain-errors';
+
+/** Keyset position of a list ordered by (created_at, id) newest first, at millisecond precision. */
+export interface PagePosition {
+  createdAt: string;
+  id: string;
+}
+
+export function encodeCursor(position: PagePosition): string {
+  return Buffer.from(JSON.stringify({ at: position.createdAt, id: position.id })).toString('base64url');
+}
+
+export function decodeCursor(cursor: string | undefined): PagePosition | undefined {
+  if (!cursor) return undefined;
+  try {
+    const { at, id } = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as {
+      at: unknown;
+      id: unknown;
+    };
+    if (typeof at !== 'string' || typeof id !== 'string' || Number.isNaN(Date.parse(at)))
+      throw new Error('shape');
+    if (!/^[0-9a-f-]{36}$/i.test(id)) throw new Error('id');
+    return { createdAt: at, id };
+  } catch {
+    throw new ValidationFailedError([{ path: 'cursor', message: 'invalid cursor' }]);
+  }
+}
+
+/** `and (created_at, id) < cursor` for a table aliased or not; empty without a cursor. */
+export function afterCursor(
+  after: PagePosition | undefined,
+  createdAt: SQL = sql`created_at`,
+  id: SQL = sql`id`,
+): SQL {
+  return after
+    ? sql`and (date_trunc('milliseconds', ${createdAt}), ${id}) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`
+    : sql``;
+}
+
+/** Cuts a `limit + 1` fetch into a page and its next cursor. */
+export function toPage<T extends { id: string; createdAt: string }>(rows: T[], limit: number) {
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  return { items, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
+}

@@ -1,0 +1,158 @@
+import type { StoreCredentials } from '../stores/credential-cipher';
+
+/**
+ * The provider could not be reached or answered with a transient failure (network error,
+ * timeout, dropped response, 5xx, 429). The job retries through BullMQ with the same provider
+ * key. The message is ours, never the provider's text.
+ */
+export class PlatformUnavailableError extends Error {
+  readonly code = 'PLATFORM_UNAVAILABLE';
+  constructor(
+    readonly what: string,
+    readonly httpStatus: number | null,
+  ) {
+    super(`${what}: platform unavailable${httpStatus ? ` (HTTP ${httpStatus})` : ''}`);
+  }
+}
+
+/** The provider refused the request for good (4xx other than 429): retrying changes nothing. */
+export class PlatformRejectedError extends Error {
+  readonly code = 'PLATFORM_REJECTED';
+  constructor(
+    readonly what: string,
+    readonly httpStatus: number,
+  ) {
+    super(`${what}: platform rejected the request (HTTP ${httpStatus})`);
+  }
+}
+
+export interface PlatformProduct {
+  productId: string;
+  title: string;
+  price: number | string | null;
+  status: string;
+  createdAt?: string;
+}
+
+export type AiKind = 'text' | 'category' | 'image';
+
+/**
+ * HTTP client of the marketplace and the AI vendor. Credentials travel in the request only
+ * (body for verification, bearer header otherwise); nothing here logs, and errors carry the
+ * operation name and HTTP status only.
+ */
+export class PlatformClient {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** True/false for a definite answer; throws PlatformUnavailableError otherwise. */
+  async verifyCredentials(
+    storeExternalId: string,
+    credentials: StoreCredentials,
+  ): Promise<{ valid: true; shopName: string | null } | { valid: false }> {
+    const res = await this.send('verify credentials', 'POST', '/platform/v1/credentials/verify', {
+      body: { storeExternalId, apiKey: credentials.apiKey, apiSecret: credentials.apiSecret },
+    });
+    if (res.status === 401 || res.status === 403) return { valid: false };
+    const body = (await this.json(res, 'verify credentials')) as { valid?: boolean; shopName?: unknown };
+    if (body.valid !== true) return { valid: false };
+    return { valid: true, shopName: typeof body.shopName === 'string' ? body.shopName.slice(0, 200) : null };
+  }
+
+  /** Creates a product; the same idempotency key returns the same product, never a second one. */
+  async createProduct(
+    storeExternalId: string,
+    apiKey: string,
+    idempotencyKey: string,
+    product: Record<string, unknown>,
+  ): Promise<{ productId: string }> {
+    const what = 'create product';
+    const res = await this.send(
+      what,
+      'POST',
+      `/platform/v1/stores/${encodeURIComponent(storeExternalId)}/products`,
+      {
+        body: product,
+        bearer: apiKey,
+        idempotencyKey,
+      },
+    );
+    const body = (await this.json(res, what)) as { productId?: unknown };
+    if (typeof body.productId !== 'string') throw new PlatformUnavailableError(what, res.status);
+    return { productId: body.productId };
+  }
+
+  async listProducts(
+    storeExternalId: string,
+    apiKey: string,
+    cursor: string | null,
+    limit: number,
+  ): Promise<{ items: PlatformProduct[]; nextCursor: string | null }> {
+    const what = 'list products';
+    const query = new URLSearchParams({ limit: String(limit) });
+    if (cursor) query.set('cursor', cursor);
+    const res = await this.send(
+      what,
+      'GET',
+      `/platform/v1/stores/${encodeURIComponent(storeExternalId)}/products?${query.toString()}`,
+      { bearer: apiKey },
+    );
+    const body = (await this.json(res, what)) as { items?: PlatformProduct[]; nextCursor?: string | null };
+    if (!Array.isArray(body.items)) throw new PlatformUnavailableError(what, res.status);
+    return { items: body.items, nextCursor: body.nextCursor ?? null };
+  }
+
+  /** One billed AI call; the same key is a free replay of the same result. */
+  async ai(
+    kind: AiKind,
+    idempotencyKey: string,
+    input: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    const what = `ai ${kind}`;
+    const res = await this.send(what, 'POST', `/ai/v1/${kind}`, { body: input, idempotencyKey });
+    return (await this.json(res, what)) as Record<string, unknown>;
+  }
+
+  private async send(
+    what: string,
+    method: string,
+    path: string,
+    options: { body?: unknown; bearer?: string; idempotencyKey?: string },
+  ): Promise<Response> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    if (options.bearer) headers.authorization = `Bearer ${options.bearer}`;
+    if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
+    let res: Response;
+    try {
+      res = await fetch(this.baseUrl.replace(/\/+$/, '') + path, {
+        method,
+        headers,
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch {
+      // Network error, timeout or a response dropped after the side effect: retry with the key.
+      throw new PlatformUnavailableError(what, null);
+    }
+    if (res.status >= 500 || res.status === 429 || res.status === 408) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new PlatformUnavailableError(what, res.status);
+    }
+    return res;
+  }
+
+  private async json(res: Response, what: string): Promise<unknown> {
+    if (res.status >= 400) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new PlatformRejectedError(what, res.status);
+    }
+    try {
+      return await res.json();
+    } catch {
+      throw new PlatformUnavailableError(what, res.status);
+    }
+  }
+}

@@ -1,0 +1,22 @@
+import type { OperationView } from '../operations/operation-view';
+
+export type StoreStatus = 'pending_verification' | 'active' | 'invalid_credentials';
+
+/** A store as the API shows it. Credentials are never part of it, not even masked. */
+export interface StoreView {
+  id: string;
+  platform: 'sim';
+  storeExternalId: string;
+  status: StoreStatus;
+  credentialVersion: number;
+  shopName: string | null;
+  createdAt: string;
+  /** When the credentials of `credentialVersion` were stored. */
+  credentialsUpdatedAt: string;
+}
+
+/** The 202 body of create / replace-credentials. */
+export interface StoreAccepted {
+  store: StoreView;
+  operation: OperationView;
+}

@@ -1,0 +1,92 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
+import {
+  Idempotent,
+  IdempotencyRequest,
+  IdempotentResponse,
+  type IdempotentRequestContext,
+} from '@listing/idempotency';
+import { ParseIdPipe } from '../../common/http-params';
+import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
+import { ZodValidationPipe } from '../../common/zod-validation.pipe';
+import { AuthGuard } from '../auth/auth.guard';
+import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
+import {
+  createStoreSchema,
+  pageQuerySchema,
+  replaceCredentialsSchema,
+  type CreateStoreInput,
+  type PageQuery,
+  type ReplaceCredentialsInput,
+} from './store.dto';
+import { StoresService } from './stores.service';
+
+/**
+ * Store authorizations. Commands require Idempotency-Key and answer 202 { store, operation };
+ * the credential verification runs in the worker. Credentials are write-only.
+ */
+@Controller('v1/workspaces/:workspaceId/stores')
+@UseGuards(AuthGuard, RateLimitGuard)
+@RateLimit('writes')
+export class StoresController {
+  constructor(private readonly stores: StoresService) {}
+
+  @Post()
+  @HttpCode(202)
+  @Idempotent({ required: true })
+  async create(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @IdempotencyRequest() idem: IdempotentRequestContext,
+    @Body(new ZodValidationPipe(createStoreSchema)) body: CreateStoreInput,
+  ) {
+    const outcome = await this.stores.create(auth, idem, body);
+    return new IdempotentResponse(outcome.result, outcome.replayed);
+  }
+
+  @Put(':storeId/credentials')
+  @HttpCode(202)
+  @Idempotent({ required: true })
+  replace(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @IdempotencyRequest() idem: IdempotentRequestContext,
+    @Param('storeId', new ParseIdPipe('store')) storeId: string,
+    @Body(new ZodValidationPipe(replaceCredentialsSchema)) body: ReplaceCredentialsInput,
+  ) {
+    return this.replaceCredentials(auth, idem, storeId, body);
+  }
+
+  /** POST alias of PUT for clients that cannot send PUT; a key used on one is not valid on the other. */
+  @Post(':storeId/credentials')
+  @HttpCode(202)
+  @Idempotent({ required: true })
+  replaceByPost(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @IdempotencyRequest() idem: IdempotentRequestContext,
+    @Param('storeId', new ParseIdPipe('store')) storeId: string,
+    @Body(new ZodValidationPipe(replaceCredentialsSchema)) body: ReplaceCredentialsInput,
+  ) {
+    return this.replaceCredentials(auth, idem, storeId, body);
+  }
+
+  @Get()
+  list(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @Query(new ZodValidationPipe(pageQuerySchema)) query: PageQuery,
+  ) {
+    return this.stores.list(auth, query);
+  }
+
+  @Get(':storeId')
+  get(@WorkspaceAuth() auth: WorkspaceAuthContext, @Param('storeId', new ParseIdPipe('store')) id: string) {
+    return this.stores.get(auth, id);
+  }
+
+  private async replaceCredentials(
+    auth: WorkspaceAuthContext,
+    idem: IdempotentRequestContext,
+    storeId: string,
+    body: ReplaceCredentialsInput,
+  ) {
+    const outcome = await this.stores.replaceCredentials(auth, idem, storeId, body);
+    return new IdempotentResponse(outcome.result, outcome.replayed);
+  }
+}

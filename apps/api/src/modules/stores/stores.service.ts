@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { Database } from '@listing/db';
+import {
+  IdempotencyService,
+  type IdempotencyResultPolicy,
+  type IdempotentOutcome,
+  type IdempotentRequestContext,
+} from '@listing/idempotency';
+import { OutboxWriter } from '@listing/outbox';
+import { StoreAlreadyConnectedError } from '../../common/capability-errors';
+import { IntegrityError, ResourceNotFoundError } from '../../common/domain-errors';
+import { decodeCursor, toPage } from '../../common/page-cursor';
+import type { WorkspaceAuthContext } from '../../common/request-context';
+import { AuditRepository } from '../audit/audit.repository';
+import { OperationsRepository } from '../operations/operations.repository';
+import { CredentialCipher } from './credential-cipher';
+import type { CreateStoreInput, PageQuery, ReplaceCredentialsInput } from './store.dto';
+import { verifyStoreCredentialsJob } from './store-verification.job';
+import type { StoreAccepted, StoreView } from './store-view';
+import { StoresRepository } from './stores.repository';
+
+export const VERIFY_OPERATION_KIND = 'store.verify-credentials';
+
+/**
+ * Store authorizations. Each command stores a new encrypted credential version, an operation and
+ * the verification event in the idempotency engine's transaction. The idempotency record keeps
+ * { storeId, credentialVersion, operationId } only; a replay rebuilds the 202 body "as accepted".
+ */
+@Injectable()
+export class StoresService {
+  private readonly policy: IdempotencyResultPolicy<StoreAccepted>;
+
+  constructor(
+    private readonly db: Database,
+    private readonly idempotency: IdempotencyService,
+    private readonly stores: StoresRepository,
+    private readonly operations: OperationsRepository,
+    private readonly audit: AuditRepository,
+    private readonly writer: OutboxWriter,
+    private readonly cipher: CredentialCipher,
+  ) {
+    this.policy = {
+      name: 'store-accepted-reference-v1',
+      serialize: (r) => ({
+        storeId: r.store.id,
+        credentialVersion: r.store.credentialVersion,
+        operationId: r.operation.id,
+      }),
+      restore: (stored) => {
+        const ref = stored as { storeId: string; credentialVersion: number; operationId: string };
+        return this.accepted(ref.storeId, ref.credentialVersion, ref.operationId);
+      },
+    };
+  }
+
+  create(auth: WorkspaceAuthContext, idem: IdempotentRequestContext, input: CreateStoreInput) {
+    return this.idempotency.runPrepared({
+      owner: auth,
+      key: idem.key,
+      operation: idem.operation,
+      fingerprint: idem.fingerprint,
+      policy: this.policy,
+      status: 202,
+      prepare: async () => input,
+      work: async (body) => {
+        const storeId = randomUUID();
+        const inserted = await this.stores.insert({
+          id: storeId,
+          platform: body.platform,
+          storeExternalId: body.storeExternalId,
+          createdBy: auth.userId,
+        });
+        if (!inserted) throw new StoreAlreadyConnectedError();
+        return this.storeCredentials(auth, storeId, 1, body, 'STORE_CREATED');
+      },
+    });
+  }
+
+  replaceCredentials(
+    auth: WorkspaceAuthContext,
+    idem: IdempotentRequestContext,
+    storeId: string,
+    input: ReplaceCredentialsInput,
+  ): Promise<IdempotentOutcome<StoreAccepted>> {
+    return this.idempotency.runPrepared({
+      owner: auth,
+      key: idem.key,
+      operation: idem.operation,
+      fingerprint: idem.fingerprint,
+      policy: this.policy,
+      status: 202,
+      prepare: async () => input,
+      work: async (body) => {
+        const version = await this.stores.advanceCredentialVersion(storeId);
+        if (version === undefined) throw new ResourceNotFoundError('store');
+        return this.storeCredentials(auth, storeId, version, body, 'STORE_CREDENTIALS_REPLACED');
+      },
+    });
+  }
+
+  get(auth: WorkspaceAuthContext, id: string): Promise<StoreView> {
+    return this.db.withWorkspace(auth.workspaceId, async () => {
+      const view = await this.stores.findView(id);
+      if (!view) throw new ResourceNotFoundError('store');
+      return view;
+    });
+  }
+
+  list(auth: WorkspaceAuthContext, query: PageQuery) {
+    const after = decodeCursor(query.cursor);
+    return this.db.withWorkspace(auth.workspaceId, async () =>
+      toPage(await this.stores.list(query.limit + 1, after), query.limit),
+    );
+  }
+
+  /** Encrypts and stores one credential version, its operation, event and audit entry. */
+  private async storeCredentials(
+    auth: WorkspaceAuthContext,
+    storeId: string,
+    version: number,
+    credentials: { apiKey: string; apiSecret: string },
+    action: string,
+  ): Promise<StoreAccepted> {
+    const scope = { workspaceId: auth.workspaceId, storeId, version };
+    await this.stores.insertCredentials(
+      storeId,
+      version,
+      this.cipher.encrypt(credentials, scope),
+      auth.userId,
+    );
+    const operationId = randomUUID();
+    await this.operations.create({
+      id: operationId,
+      kind: VERIFY_OPERATION_KIND,
+      resourceType: 'store',
+      resourceId: storeId,
+      createdBy: auth.userId,
+    });
+    await this.writer.appendJob(verifyStoreCredentialsJob, { storeId, version, operationId });
+    await this.audit.append({
+      action,
+      entityType: 'store',
+      entityId: storeId,
+      actorUserId: auth.userId,
+      metadata: { credentialVersion: version, operationId },
+    });
+    // The first response is built exactly as a replay will rebuild it.
+    return this.accepted(storeId, version, operationId);
+  }
+
+  private async accepted(storeId: string, version: number, operationId: string): Promise<StoreAccepted> {
+    const [store, operation] = await Promise.all([
+      this.stores.findAsAccepted(storeId, version),
+      this.operations.findAsAccepted(operationId),
+    ]);
+    if (!store || !operation) throw new IntegrityError('the store of a stored result no longer exists');
+    return { store, operation };
+  }
+}

@@ -1,0 +1,230 @@
+import path from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { TestDatabaseHandle } from '@listing/testing';
+import { SimAdminClient } from '../../../platform-sim/src/sim-admin-client';
+import {
+  API_DIR,
+  DISPATCHER,
+  freePort,
+  killAll,
+  roleEnv,
+  spawnNode,
+  waitUntil,
+  WORKER,
+  type Spawned,
+} from '../outbox/processes';
+import { ApiClient, registerUser, type RegisteredUser } from '../support/api-client';
+
+/** The API process environment (cheap KDF for tests; logs on, so the secret scan reads them). */
+function apiEnv(t: TestDatabaseHandle, overrides: Record<string, string>): Record<string, string> {
+  return {
+    NODE_ENV: 'test',
+    HOST: '127.0.0.1',
+    DATABASE_URL: t.info.appUrl,
+    REDIS_URL: t.info.redisUrl,
+    BULLMQ_PREFIX: t.info.bullPrefix,
+    AUTH_SCRYPT_LOG_N: '10',
+    LOG_LEVEL: 'info',
+    ...overrides,
+  };
+}
+
+const SIM_MAIN = path.resolve(API_DIR, '..', 'platform-sim', 'dist', 'main.js');
+
+export interface OperationBody {
+  id: string;
+  status: 'pending' | 'running' | 'succeeded' | 'failed';
+  error: { code: string; message: string } | null;
+  [field: string]: unknown;
+}
+
+/**
+ * The full stack as real processes on ephemeral ports: platform-sim, API, dispatcher, worker,
+ * against this file's test database and BullMQ prefix. Every API response body and every line
+ * the processes print is kept for the secret scans.
+ */
+export class CapabilityStack {
+  sim!: Spawned;
+  api!: Spawned;
+  dispatcher!: Spawned;
+  worker!: Spawned;
+  simUrl = '';
+  apiUrl = '';
+  admin!: SimAdminClient;
+  user!: RegisteredUser;
+  readonly clients: ApiClient[] = [];
+  private redis?: Redis;
+  private readonly queues = new Map<string, Queue>();
+  /** Output of processes that were stopped and replaced. */
+  private readonly pastOutput: string[] = [];
+
+  constructor(private readonly t: TestDatabaseHandle) {}
+
+  async start(): Promise<void> {
+    const simPort = await freePort();
+    this.sim = spawnNode('platform-sim', SIM_MAIN, {
+      PORT: String(simPort),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+    });
+    await this.sim.waitForOutput(/platform-sim listening/);
+    this.simUrl = `http://127.0.0.1:${simPort}`;
+    this.admin = new SimAdminClient(this.simUrl);
+
+    const apiPort = await freePort();
+    this.api = spawnNode(
+      'api',
+      'dist/main.js',
+      apiEnv(this.t, { PORT: String(apiPort), PLATFORM_BASE_URL: this.simUrl }),
+    );
+    await this.api.waitForOutput(/api listening/);
+    this.apiUrl = `http://127.0.0.1:${apiPort}`;
+    await this.startWorker();
+    this.startDispatcher();
+    this.redis = new Redis(this.t.info.redisUrl, { maxRetriesPerRequest: null });
+    this.user = await registerUser(this.apiUrl);
+    this.clients.push(this.user.client);
+  }
+
+  roleEnv(extra: Record<string, string> = {}) {
+    return roleEnv(this.t, {
+      OUTBOX_TEST_JOBS: '0',
+      PLATFORM_BASE_URL: this.simUrl,
+      PLATFORM_TIMEOUT_MS: '3000',
+      ...extra,
+    });
+  }
+
+  async startWorker(extra: Record<string, string> = {}): Promise<void> {
+    this.worker = spawnNode('worker', WORKER, this.roleEnv(extra));
+    await this.worker.waitForOutput(/worker ready/);
+  }
+
+  startDispatcher(): void {
+    this.dispatcher = spawnNode('dispatcher', DISPATCHER, this.roleEnv());
+  }
+
+  async stopWorker(): Promise<void> {
+    await this.worker.stop();
+    this.pastOutput.push(this.worker.output());
+  }
+
+  get client(): ApiClient {
+    return this.user.client;
+  }
+
+  ws(rest: string): string {
+    return `/v1/workspaces/${this.user.workspaceId}${rest}`;
+  }
+
+  async waitForOperation(
+    operationId: string,
+    status: OperationBody['status'] = 'succeeded',
+    timeoutMs = 30_000,
+  ) {
+    return waitUntil(
+      `operation ${operationId} to be ${status}`,
+      async () => {
+        const res = await this.client.get<OperationBody>(this.ws(`/operations/${operationId}`));
+        if (res.status !== 200) throw new Error(`GET operation → ${res.status} ${res.text}`);
+        if (res.body.status === status) return res.body;
+        if (res.body.status === 'succeeded' || res.body.status === 'failed') {
+          throw new Error(
+            `operation ${operationId} ended ${res.body.status}: ${JSON.stringify(res.body.error)}`,
+          );
+        }
+        return undefined;
+      },
+      timeoutMs,
+      100,
+    );
+  }
+
+  queue(name: string): Queue {
+    let q = this.queues.get(name);
+    if (!q) {
+      q = new Queue(name, { connection: this.redis!, prefix: this.t.info.bullPrefix });
+      this.queues.set(name, q);
+    }
+    return q;
+  }
+
+  /** The outbox event a command wrote for a resource (owner role: bypasses RLS). */
+  async eventFor(field: string, value: string): Promise<{ id: string; queue: string; status: string }> {
+    const { rows } = await this.t.owner.query(
+      `select id, queue, status from outbox_events where payload->>$1 = $2 order by created_at`,
+      [field, value],
+    );
+    if (rows.length !== 1) throw new Error(`expected one event with ${field}=${value}, found ${rows.length}`);
+    return rows[0];
+  }
+
+  /**
+   * Forces a redelivery of an already processed event: waits until BullMQ completed the job,
+   * removes it (so BullMQ cannot deduplicate), and puts the outbox event back to pending, so the
+   * real dispatcher enqueues it again under the same job id; resolves when the worker finished
+   * the second delivery.
+   */
+  async redeliver(eventId: string, queueName: string): Promise<unknown> {
+    const queue = this.queue(queueName);
+    await waitUntil('the first delivery to complete', async () => (await queue.getJob(eventId))?.finishedOn);
+    await waitUntil(
+      'the event to be marked dispatched',
+      async () =>
+        (await this.t.owner.query(`select status from outbox_events where id = $1`, [eventId])).rows[0]
+          ?.status === 'dispatched',
+    );
+    expect(await queue.remove(eventId)).toBe(1);
+    await this.t.owner.query(
+      `update outbox_events set status = 'pending', next_attempt_at = now(), dispatched_at = null, locked_by = null, locked_until = null where id = $1`,
+      [eventId],
+    );
+    const job = await waitUntil('the redelivered job to complete', async () => {
+      const j = await queue.getJob(eventId);
+      return j?.finishedOn ? j : undefined;
+    });
+    expect(job.failedReason).toBeFalsy();
+    return job.returnvalue;
+  }
+
+  /** Every API response body and process log line seen so far. */
+  transcript(): string {
+    return [
+      ...this.clients.flatMap((c) => c.transcript),
+      ...this.pastOutput,
+      ...[this.sim, this.api, this.dispatcher, this.worker].map((p) => p.output()),
+    ].join('\n');
+  }
+
+  /** Fails when any of the values appears in the scanned tables, the logs or the API responses. */
+  async assertNoSecrets(secrets: string[]): Promise<void> {
+    const { rows } = await this.t.owner.query(`
+      select 'outbox_events' as source, payload::text || coalesce(last_error, '') as text from outbox_events
+      union all select 'idempotency_requests', coalesce(response_envelope::text, '') || operation from idempotency_requests
+      union all select 'audit_events', metadata::text || action from audit_events
+      union all select 'operations', coalesce(error_code, '') || coalesce(error_message, '') from operations
+      union all select 'stores', row_to_json(s)::text from stores s`);
+    const transcript = this.transcript();
+    expect(transcript.length).toBeGreaterThan(0);
+    for (const secret of secrets) {
+      const leaks = rows
+        .filter((r: { text: string }) => r.text.includes(secret))
+        .map((r: { source: string }) => r.source);
+      expect({ secret, leaks }).toEqual({ secret, leaks: [] });
+      expect({ secret, inTranscript: transcript.includes(secret) }).toEqual({ secret, inTranscript: false });
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+    await this.redis?.quit();
+    await killAll();
+  }
+}
+
+/** Values that look like the credentials the marketplace accepts, unique per call. */
+export function credentials(tag: string, valid = true) {
+  const n = Math.random().toString(36).slice(2, 12);
+  return { apiKey: `${valid ? 'valid' : 'bad'}-key-${tag}-${n}`, apiSecret: `secret-${tag}-${n}-${n}` };
+}

@@ -67,7 +67,14 @@ async function main() {
   }
 
   // Metrics (OPS_PORT: /metrics, /health/live, /health/ready); see apps/api/src/ops.
-  const ops = await startRoleOps({ role: 'dispatcher', db, redisUrl: config.REDIS_URL, logger: logger.pino, dispatcher, producer });
+  const ops = await startRoleOps({
+    role: 'dispatcher',
+    db,
+    redisUrl: config.REDIS_URL,
+    logger: logger.pino,
+    dispatcher,
+    producer,
+  });
   onShutdown(
     async () => {
       ops.draining();

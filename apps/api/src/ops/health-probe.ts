@@ -1,5 +1,5 @@
 import type { Database } from '@listing/db';
-import { sql } from 'drizzle-orm';
+import { sql } from '@listing/db';
 import type { Redis } from 'ioredis';
 
 /** Readiness answers within this bound even when a dependency hangs (a black-holed host). */

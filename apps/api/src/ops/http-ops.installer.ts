@@ -71,13 +71,15 @@ export async function installHttpOps(
   });
 
   let document: object | null = null;
-  registerSwaggerUi(fastify, () =>
-    (document ??= buildOpenApiDocument(app, {
-      title: 'Listing API',
-      version: '1',
-      authGuards: [AuthGuard],
-      rateLimitGuards: [RateLimitGuard],
-    })),
+  registerSwaggerUi(
+    fastify,
+    () =>
+      (document ??= buildOpenApiDocument(app, {
+        title: 'Listing API',
+        version: '1',
+        authGuards: [AuthGuard],
+        rateLimitGuards: [RateLimitGuard],
+      })),
   );
 
   const closeBoard = await mountBullBoard(fastify, {

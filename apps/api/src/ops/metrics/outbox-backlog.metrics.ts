@@ -39,7 +39,11 @@ export function registerOutboxBacklogMetrics(registry: Registry, db: Database): 
     'Age of the oldest pending outbox event (0 when none)',
     (s) => (s.oldestPendingAgeMs ?? 0) / 1000,
   );
-  gauge('listing_outbox_dispatching_events', 'Outbox events leased by a dispatcher now', (s) => s.dispatching);
+  gauge(
+    'listing_outbox_dispatching_events',
+    'Outbox events leased by a dispatcher now',
+    (s) => s.dispatching,
+  );
   gauge(
     'listing_outbox_dead_letter_events',
     'Outbox events in dead_letter (node apps/api/dist/cli.js dead-letters list)',

@@ -1,4 +1,10 @@
-import type { ClaimedEvent, DispatcherStats, OutboxDispatcher, OutboxWorkerRuntime, QueueProducer } from '@listing/outbox';
+import type {
+  ClaimedEvent,
+  DispatcherStats,
+  OutboxDispatcher,
+  OutboxWorkerRuntime,
+  QueueProducer,
+} from '@listing/outbox';
 import { redactError } from '@listing/outbox';
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
@@ -38,13 +44,37 @@ export function instrumentDispatcher(
       },
     });
   };
-  fromStats('listing_outbox_dispatched_events_total', 'Events enqueued to BullMQ and marked dispatched', 'dispatched');
+  fromStats(
+    'listing_outbox_dispatched_events_total',
+    'Events enqueued to BullMQ and marked dispatched',
+    'dispatched',
+  );
   fromStats('listing_outbox_claimed_events_total', 'Events claimed (leased) by this dispatcher', 'claimed');
-  fromStats('listing_outbox_dispatch_failures_total', 'Enqueue failures counted as an attempt (retried or dead-lettered)', 'failed');
-  fromStats('listing_outbox_dispatcher_dead_lettered_events_total', 'Events moved to dead_letter by the dispatcher (attempts exhausted)', 'deadLettered');
-  fromStats('listing_outbox_released_leases_total', 'Leases released without an attempt (Redis down, shutdown)', 'released');
-  fromStats('listing_outbox_reclaimed_leases_total', 'Expired leases reclaimed from crashed dispatchers', 'reclaimed');
-  fromStats('listing_outbox_dispatcher_pauses_total', 'Times the dispatcher paused because Redis was unreachable', 'pauses');
+  fromStats(
+    'listing_outbox_dispatch_failures_total',
+    'Enqueue failures counted as an attempt (retried or dead-lettered)',
+    'failed',
+  );
+  fromStats(
+    'listing_outbox_dispatcher_dead_lettered_events_total',
+    'Events moved to dead_letter by the dispatcher (attempts exhausted)',
+    'deadLettered',
+  );
+  fromStats(
+    'listing_outbox_released_leases_total',
+    'Leases released without an attempt (Redis down, shutdown)',
+    'released',
+  );
+  fromStats(
+    'listing_outbox_reclaimed_leases_total',
+    'Expired leases reclaimed from crashed dispatchers',
+    'reclaimed',
+  );
+  fromStats(
+    'listing_outbox_dispatcher_pauses_total',
+    'Times the dispatcher paused because Redis was unreachable',
+    'pauses',
+  );
 
   const enqueue = new Histogram({
     name: 'listing_outbox_enqueue_duration_seconds',
@@ -83,7 +113,11 @@ export function instrumentDispatcher(
  * calls it through `this.process(job)`), so the engine needs no hook. A job is final when BullMQ
  * will not retry it: then the runtime dead-letters its outbox event.
  */
-export function instrumentWorkerRuntime(registry: Registry, runtime: OutboxWorkerRuntime, logger: Logger): void {
+export function instrumentWorkerRuntime(
+  registry: Registry,
+  runtime: OutboxWorkerRuntime,
+  logger: Logger,
+): void {
   const duration = new Histogram({
     name: 'listing_worker_job_duration_seconds',
     help: 'Job processing time by queue, job and outcome (completed, duplicate, failed)',

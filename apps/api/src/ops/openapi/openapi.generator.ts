@@ -74,14 +74,22 @@ function asArray<T>(value: T | T[] | undefined): T[] {
 }
 
 function joinPath(base: string, sub: string): string {
-  const joined = `/${[base, sub].map((p) => p.replace(/^\/+|\/+$/g, '')).filter(Boolean).join('/')}`;
+  const joined = `/${[base, sub]
+    .map((p) => p.replace(/^\/+|\/+$/g, ''))
+    .filter(Boolean)
+    .join('/')}`;
   return joined.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 }
 
 function* routesOf(controller: Type, options: OpenApiOptions) {
   const bases = asArray<string>(Reflect.getMetadata(PATH_METADATA, controller));
   const classGuards = asArray<Type>(Reflect.getMetadata(GUARDS_METADATA, controller));
-  const tag = (bases[0] ?? '').replace(/^v\d+\//, '').split('/').filter((s) => s && !s.startsWith(':')).pop() ?? 'default';
+  const tag =
+    (bases[0] ?? '')
+      .replace(/^v\d+\//, '')
+      .split('/')
+      .filter((s) => s && !s.startsWith(':'))
+      .pop() ?? 'default';
   for (const name of Object.getOwnPropertyNames(controller.prototype)) {
     if (name === 'constructor') continue;
     const handler = (controller.prototype as Record<string, unknown>)[name];
@@ -105,7 +113,19 @@ function* routesOf(controller: Type, options: OpenApiOptions) {
         yield {
           path,
           method,
-          operation: operationOf({ controller, name, path, method, tag, guards, args, doc, idempotent, status, options }),
+          operation: operationOf({
+            controller,
+            name,
+            path,
+            method,
+            tag,
+            guards,
+            args,
+            doc,
+            idempotent,
+            status,
+            options,
+          }),
         };
       }
     }
@@ -127,7 +147,9 @@ interface RouteFacts {
 }
 
 function zodSchemaOf(arg: RouteArg): z.ZodType | undefined {
-  const pipe = (arg.pipes ?? []).find((p): p is ZodValidationPipe<z.ZodType> => p instanceof ZodValidationPipe);
+  const pipe = (arg.pipes ?? []).find(
+    (p): p is ZodValidationPipe<z.ZodType> => p instanceof ZodValidationPipe,
+  );
   return pipe?.schema;
 }
 
@@ -150,7 +172,11 @@ function operationOf(r: RouteFacts): JsonObject {
       name: param,
       in: 'path',
       required: true,
-      schema: isId ? { type: 'string', format: 'uuid' } : param === 'revision' ? { type: 'integer', minimum: 1 } : { type: 'string' },
+      schema: isId
+        ? { type: 'string', format: 'uuid' }
+        : param === 'revision'
+          ? { type: 'integer', minimum: 1 }
+          : { type: 'string' },
     });
     codes.add(param === 'workspaceId' ? 'WORKSPACE_NOT_FOUND' : 'RESOURCE_NOT_FOUND');
   }
@@ -159,18 +185,35 @@ function operationOf(r: RouteFacts): JsonObject {
     const schema = arg.type === PARAM_BODY || arg.type === PARAM_QUERY ? zodSchemaOf(arg) : undefined;
     if (arg.type === PARAM_BODY && schema) {
       const body = jsonSchema(schema, 'input');
-      requestBody = { required: !schema.safeParse(undefined).success, content: { 'application/json': { schema: body } } };
-      for (const c of ['VALIDATION_FAILED', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE']) codes.add(c);
+      requestBody = {
+        required: !schema.safeParse(undefined).success,
+        content: { 'application/json': { schema: body } },
+      };
+      for (const c of ['VALIDATION_FAILED', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'])
+        codes.add(c);
     }
     if (arg.type === PARAM_QUERY && schema) {
-      const query = jsonSchema(schema, 'input') as { properties?: Record<string, JsonObject>; required?: string[] };
+      const query = jsonSchema(schema, 'input') as {
+        properties?: Record<string, JsonObject>;
+        required?: string[];
+      };
       for (const [name, prop] of Object.entries(query.properties ?? {})) {
-        parameters.push({ name, in: 'query', required: query.required?.includes(name) ?? false, schema: prop });
+        parameters.push({
+          name,
+          in: 'query',
+          required: query.required?.includes(name) ?? false,
+          schema: prop,
+        });
       }
       codes.add('VALIDATION_FAILED');
     }
     if (arg.type === PARAM_HEADERS && String(arg.data).toLowerCase() === 'if-match') {
-      parameters.push({ $ref: r.doc.ifMatch === 'required' ? '#/components/parameters/IfMatchRequired' : '#/components/parameters/IfMatch' });
+      parameters.push({
+        $ref:
+          r.doc.ifMatch === 'required'
+            ? '#/components/parameters/IfMatchRequired'
+            : '#/components/parameters/IfMatch',
+      });
       for (const c of ['REVISION_MISMATCH', 'IF_MATCH_INVALID']) codes.add(c);
       if (r.doc.ifMatch === 'required') codes.add('IF_MATCH_REQUIRED');
     }
@@ -198,8 +241,10 @@ function operationOf(r: RouteFacts): JsonObject {
 
   const successHeaders: JsonObject = {};
   if (r.doc.etag) successHeaders.ETag = { $ref: '#/components/headers/ETag' };
-  if (r.idempotent) successHeaders['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' };
-  if (r.status === 201 && r.method === 'post') successHeaders.Location = { $ref: '#/components/headers/Location' };
+  if (r.idempotent)
+    successHeaders['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' };
+  if (r.status === 201 && r.method === 'post')
+    successHeaders.Location = { $ref: '#/components/headers/Location' };
   const responses: Record<string, JsonObject> = {};
   if (r.status === 202) {
     responses['202'] = { $ref: '#/components/responses/Accepted' };
@@ -207,7 +252,11 @@ function operationOf(r: RouteFacts): JsonObject {
     responses[String(r.status)] = {
       description: r.idempotent ? 'Success (a replay answers the same status and body)' : 'Success',
       ...(Object.keys(successHeaders).length ? { headers: successHeaders } : {}),
-      content: { 'application/json': { schema: r.doc.response ? jsonSchema(r.doc.response, 'output') : { type: 'object' } } },
+      content: {
+        'application/json': {
+          schema: r.doc.response ? jsonSchema(r.doc.response, 'output') : { type: 'object' },
+        },
+      },
     };
   }
   const byStatus = new Map<number, string[]>();
@@ -229,7 +278,9 @@ function operationOf(r: RouteFacts): JsonObject {
       : write
         ? 'Does not use Idempotency-Key (the header is ignored).'
         : undefined,
-    r.doc.ifMatch === 'required' ? '**If-Match required**: the ETag of the revision being changed.' : undefined,
+    r.doc.ifMatch === 'required'
+      ? '**If-Match required**: the ETag of the revision being changed.'
+      : undefined,
   ]
     .filter(Boolean)
     .join('\n\n');
@@ -239,7 +290,14 @@ function operationOf(r: RouteFacts): JsonObject {
     ...(r.doc.summary ? { summary: r.doc.summary } : {}),
     ...(description ? { description } : {}),
     ...(authenticated ? { security: [{ bearer: [] }] } : {}),
-    ...(r.idempotent ? { 'x-idempotency': { required: r.idempotent.required, fingerprintHeaders: r.idempotent.meaningHeaders ?? ['if-match'] } } : {}),
+    ...(r.idempotent
+      ? {
+          'x-idempotency': {
+            required: r.idempotent.required,
+            fingerprintHeaders: r.idempotent.meaningHeaders ?? ['if-match'],
+          },
+        }
+      : {}),
     ...(parameters.length ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),
     responses,
@@ -293,7 +351,8 @@ function components(): JsonObject {
         name: 'Idempotency-Key',
         in: 'header',
         required: false,
-        description: 'A UUID (the RFC 8941 quoted form is accepted). Optional on this route; honoured when sent.',
+        description:
+          'A UUID (the RFC 8941 quoted form is accepted). Optional on this route; honoured when sent.',
         schema: { type: 'string', format: 'uuid' },
       },
       IdempotencyKeyRequired: {
@@ -355,7 +414,17 @@ function components(): JsonObject {
       Operation: {
         type: 'object',
         description: 'Accepted asynchronous work (GET /v1/workspaces/{workspaceId}/operations/{operationId})',
-        required: ['id', 'kind', 'status', 'resourceType', 'resourceId', 'error', 'createdAt', 'updatedAt', 'completedAt'],
+        required: [
+          'id',
+          'kind',
+          'status',
+          'resourceType',
+          'resourceId',
+          'error',
+          'createdAt',
+          'updatedAt',
+          'completedAt',
+        ],
         properties: {
           id: { type: 'string', format: 'uuid' },
           kind: { type: 'string' },
@@ -365,7 +434,11 @@ function components(): JsonObject {
           error: {
             oneOf: [
               { type: 'null' },
-              { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
+              {
+                type: 'object',
+                required: ['code', 'message'],
+                properties: { code: { type: 'string' }, message: { type: 'string' } },
+              },
             ],
           },
           createdAt: { type: 'string', format: 'date-time' },

@@ -60,9 +60,6 @@ export function registerSwaggerUi(fastify: FastifyInstance, document: () => obje
   fastify.get<{ Params: { file: string } }>('/docs/assets/:file', (request, reply) => {
     const body = files.get(request.params.file);
     if (!body) return void reply.code(404).type('text/plain').send('not found\n');
-    void reply
-      .type(ASSETS[request.params.file]!)
-      .header('cache-control', 'public, max-age=86400')
-      .send(body);
+    void reply.type(ASSETS[request.params.file]!).header('cache-control', 'public, max-age=86400').send(body);
   });
 }

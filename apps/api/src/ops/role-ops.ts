@@ -1,0 +1,43 @@
+import type { Database } from '@listing/db';
+import type { OutboxDispatcher, OutboxWorkerRuntime, QueueProducer } from '@listing/outbox';
+import type { Logger } from 'pino';
+import {
+  createRoleRegistry,
+  instrumentDispatcher,
+  instrumentWorkerRuntime,
+} from './metrics/outbox-process.metrics';
+import { registerOutboxBacklogMetrics } from './metrics/outbox-backlog.metrics';
+import { startOpsServer, type OpsServer } from './ops-http.server';
+
+export interface RoleOpsOptions {
+  role: 'dispatcher' | 'worker';
+  db: Database;
+  redisUrl: string;
+  logger: Logger;
+  dispatcher?: OutboxDispatcher;
+  producer?: QueueProducer;
+  runtime?: OutboxWorkerRuntime;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Everything the dispatcher and worker processes need for operations, in one call from their
+ * entry points: metrics instrumentation (before the engine starts) and the OPS_PORT listener
+ * with /metrics and /health/{live,ready}. Call `draining()` first and `close()` last on SIGTERM.
+ */
+export async function startRoleOps(options: RoleOpsOptions): Promise<OpsServer> {
+  const registry = createRoleRegistry(options.role);
+  if (options.dispatcher && options.producer) {
+    instrumentDispatcher(registry, options.dispatcher, options.producer);
+    registerOutboxBacklogMetrics(registry, options.db);
+  }
+  if (options.runtime) instrumentWorkerRuntime(registry, options.runtime, options.logger);
+  return startOpsServer({
+    role: options.role,
+    registry,
+    db: options.db,
+    redisUrl: options.redisUrl,
+    logger: options.logger,
+    env: options.env,
+  });
+}

@@ -5,22 +5,20 @@ import { Gauge, type Registry } from 'prom-client';
 /**
  * Outbox backlog per queue, read on scrape through `outbox_stats()` (sql/003: a narrow SECURITY
  * DEFINER aggregate; the application role cannot see across workspaces otherwise). prom-client
- * collects the gauges of one scrape concurrently, so they share one query (in flight or at most
- * 500 ms old). A failed query empties the gauges instead of failing the whole scrape, and
+ * collects the gauges of one scrape concurrently, so they share the query in flight. A failed query empties the gauges instead of failing the whole scrape, and
  * `listing_outbox_stats_up` says so.
  */
 export function registerOutboxBacklogMetrics(registry: Registry, db: Database): void {
   const repository = new OutboxRepository(db);
-  let last: { at: number; result: Promise<OutboxQueueStats[] | null> } | null = null;
-  const load = () => {
-    if (!last || Date.now() - last.at > 500) {
-      last = {
-        at: Date.now(),
-        result: repository.stats().catch(() => null),
-      };
-    }
-    return last.result;
-  };
+  let inFlight: Promise<OutboxQueueStats[] | null> | null = null;
+  const load = () =>
+    (inFlight ??= repository
+      .stats()
+      .catch(() => null)
+      .finally(() => {
+        // Settled: the next scrape queries again (the gauges of this one already share it).
+        setImmediate(() => (inFlight = null));
+      }));
   const gauge = (name: string, help: string, value: (s: OutboxQueueStats) => number) =>
     new Gauge({
       name,

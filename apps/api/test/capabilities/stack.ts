@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -139,6 +140,36 @@ export class CapabilityStack {
       timeoutMs,
       100,
     );
+  }
+
+  /** Creates a store with valid credentials and waits until it is active. */
+  async activeStore(secrets: string[] = []): Promise<{ id: string; storeExternalId: string }> {
+    const storeExternalId = `shop-${Math.random().toString(36).slice(2)}`;
+    const c = credentials('store');
+    secrets.push(c.apiKey, c.apiSecret);
+    const res = await this.client.post<{ store: { id: string }; operation: { id: string } }>(
+      this.ws('/stores'),
+      { platform: 'sim', storeExternalId, ...c },
+      { key: randomUUID() },
+    );
+    if (res.status !== 202) throw new Error(`create store → ${res.status} ${res.text}`);
+    await this.waitForOperation(res.body.operation.id);
+    return { id: res.body.store.id, storeExternalId };
+  }
+
+  /** A product draft at revision 1. */
+  async draft(data: Record<string, unknown> = {}): Promise<{ id: string; revision: number }> {
+    const res = await this.client.post<{ id: string; revision: number }>(
+      this.ws('/product-drafts'),
+      {
+        title: `Draft ${Math.random().toString(36).slice(2)}`,
+        price: { amount: '19.99', currency: 'EUR' },
+        ...data,
+      },
+      { key: randomUUID() },
+    );
+    if (res.status !== 201) throw new Error(`create draft → ${res.status} ${res.text}`);
+    return { id: res.body.id, revision: res.body.revision };
   }
 
   queue(name: string): Queue {

@@ -1,6 +1,7 @@
 import { Database } from '@listing/db';
 import type { JobRegistry } from '@listing/outbox';
 import { loadPlatformConfig } from '../../config/app-config';
+import { PublicationHandlers } from '../publications/publication.job';
 import { CredentialCipher } from '../stores/credential-cipher';
 import { StoreVerificationHandlers } from '../stores/store-verification.job';
 import { PlatformClient } from './platform.client';
@@ -24,5 +25,6 @@ export function registerCapabilityHandlers(
   const cipher = CredentialCipher.parse(config.CREDENTIAL_KEYS, config.CREDENTIAL_KEY_ID);
   const platform = new PlatformClient(config.PLATFORM_BASE_URL, config.PLATFORM_TIMEOUT_MS);
   registry.registerHandlers(new StoreVerificationHandlers(db, cipher, platform));
+  registry.registerHandlers(new PublicationHandlers(db, cipher, platform));
   return { close: () => db.close() };
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
-import { sql } from 'drizzle-orm';
+import { sql } from '@listing/db';
 import { afterCursor, type PagePosition } from '../../common/page-cursor';
 import type { EncryptedCredentials } from './credential-cipher';
 import type { StoreStatus, StoreView } from './store-view';

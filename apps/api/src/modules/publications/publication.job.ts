@@ -1,0 +1,124 @@
+import type { Database } from '@listing/db';
+import { defineJob, OutboxHandler, type JobContext } from '@listing/outbox';
+import { z } from 'zod';
+import { AuditRepository } from '../audit/audit.repository';
+import { OperationsRepository } from '../operations/operations.repository';
+import { permanentFailure } from '../platform/job-failures';
+import type { PlatformClient } from '../platform/platform.client';
+import { PRODUCT_DRAFT_MODULE } from '../product-drafts/product-drafts.service';
+import { RecordsRepository } from '../records/records.repository';
+import type { CredentialCipher } from '../stores/credential-cipher';
+import { activeStoreAccess } from '../stores/store-access';
+import { StoresRepository } from '../stores/stores.repository';
+import { PublicationsRepository } from './publications.repository';
+
+export const publishProductJob = defineJob({
+  name: 'publication.publish',
+  queue: 'publications',
+  schema: z.object({ publicationId: z.uuid(), operationId: z.uuid() }),
+  // Re-entrant by the publication's status and the provider key; see the handler.
+  inbox: false,
+});
+
+/** The marketplace's idempotency key of a publication: one product per publication, ever. */
+export const publicationProviderKey = (publicationId: string) => `publication-${publicationId}`;
+
+/**
+ * Creates the product at the marketplace. Redelivery-safe in three layers: a published
+ * publication is never sent again (conditional status); the provider key derived from the
+ * publication id makes a repeated call (after a crash or a dropped response) return the same
+ * product; the request body comes from the immutable revision, so the repeat matches the first.
+ */
+export class PublicationHandlers {
+  private readonly publications: PublicationsRepository;
+  private readonly stores: StoresRepository;
+  private readonly records: RecordsRepository;
+  private readonly operations: OperationsRepository;
+  private readonly audit: AuditRepository;
+
+  constructor(
+    private readonly db: Database,
+    private readonly cipher: CredentialCipher,
+    private readonly platform: PlatformClient,
+  ) {
+    this.publications = new PublicationsRepository(db);
+    this.stores = new StoresRepository(db);
+    this.records = new RecordsRepository(db);
+    this.operations = new OperationsRepository(db);
+    this.audit = new AuditRepository(db);
+  }
+
+  @OutboxHandler(publishProductJob)
+  async publish(payload: { publicationId: string; operationId: string }, context: JobContext) {
+    const workspaceId = context.workspaceId!;
+    const { publicationId, operationId } = payload;
+    try {
+      const plan = await this.db.withWorkspace(workspaceId, async () => {
+        const publication = await this.publications.find(publicationId);
+        if (!publication || publication.status === 'failed') return null;
+        if (publication.status === 'published') {
+          await this.operations.markSucceeded(operationId);
+          return null;
+        }
+        const access = await activeStoreAccess(this.stores, this.cipher, workspaceId, publication.storeId);
+        const revision = await this.records.findRevision(
+          PRODUCT_DRAFT_MODULE,
+          publication.draftId,
+          publication.revision,
+        );
+        if (!revision) throw new Error('publication revision missing');
+        await this.operations.markRunning(operationId);
+        await this.publications.markPublishing(publicationId);
+        return { access, product: productBody(publicationId, revision.data) };
+      });
+      if (!plan) return { outcome: 'skipped' };
+
+      const created = await this.platform.createProduct(
+        plan.access.storeExternalId,
+        plan.access.credentials.apiKey,
+        publicationProviderKey(publicationId),
+        plan.product,
+      );
+
+      return await this.db.withWorkspace(workspaceId, async () => {
+        if (await this.publications.markPublished(publicationId, created.productId)) {
+          await this.audit.append({
+            action: 'PUBLICATION_PUBLISHED',
+            entityType: 'publication',
+            entityId: publicationId,
+            actor: 'system',
+            metadata: { platformProductId: created.productId, operationId },
+          });
+        }
+        await this.operations.markSucceeded(operationId);
+        return { outcome: 'published', platformProductId: created.productId };
+      });
+    } catch (error) {
+      const failure = permanentFailure(error, context, {
+        code: 'PUBLICATION_REJECTED',
+        message: 'the marketplace refused the product',
+      });
+      if (!failure) throw error;
+      await this.db.withWorkspace(workspaceId, async () => {
+        await this.publications.markFailed(publicationId, failure.code);
+        await this.operations.markFailed(operationId, failure);
+      });
+      return { outcome: `failed:${failure.code}` };
+    }
+  }
+}
+
+/** The marketplace body, a pure function of the immutable revision (a retry sends the same). */
+function productBody(publicationId: string, data: Record<string, unknown>): Record<string, unknown> {
+  const price = data.price as { amount?: string; currency?: string } | undefined;
+  const body: Record<string, unknown> = {
+    title: data.title,
+    price: price?.amount ?? null,
+    externalRef: publicationId,
+  };
+  if (price?.currency) body.currency = price.currency;
+  for (const field of ['description', 'sku', 'categoryId'] as const) {
+    if (typeof data[field] === 'string') body[field] = data[field];
+  }
+  return body;
+}

@@ -1,0 +1,51 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import {
+  Idempotent,
+  IdempotencyRequest,
+  IdempotentResponse,
+  type IdempotentRequestContext,
+} from '@listing/idempotency';
+import { ParseIdPipe } from '../../common/http-params';
+import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
+import { ZodValidationPipe } from '../../common/zod-validation.pipe';
+import { AuthGuard } from '../auth/auth.guard';
+import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
+import { pageQuerySchema, type PageQuery } from '../stores/store.dto';
+import { createPublicationSchema, type CreatePublicationInput } from './publication.dto';
+import { PublicationsService } from './publications.service';
+
+/** First publications of product drafts to stores: 202 { publication, operation }. */
+@Controller('v1/workspaces/:workspaceId/publications')
+@UseGuards(AuthGuard, RateLimitGuard)
+@RateLimit('writes')
+export class PublicationsController {
+  constructor(private readonly publications: PublicationsService) {}
+
+  @Post()
+  @HttpCode(202)
+  @Idempotent({ required: true })
+  async create(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @IdempotencyRequest() idem: IdempotentRequestContext,
+    @Body(new ZodValidationPipe(createPublicationSchema)) body: CreatePublicationInput,
+  ) {
+    const outcome = await this.publications.create(auth, idem, body);
+    return new IdempotentResponse(outcome.result, outcome.replayed);
+  }
+
+  @Get()
+  list(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @Query(new ZodValidationPipe(pageQuerySchema)) query: PageQuery,
+  ) {
+    return this.publications.list(auth, query);
+  }
+
+  @Get(':publicationId')
+  get(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @Param('publicationId', new ParseIdPipe('publication')) id: string,
+  ) {
+    return this.publications.get(auth, id);
+  }
+}

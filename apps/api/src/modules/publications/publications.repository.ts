@@ -1,0 +1,97 @@
+import { Injectable } from '@nestjs/common';
+import { Database } from '@listing/db';
+import { sql } from '@listing/db';
+import { afterCursor, type PagePosition } from '../../common/page-cursor';
+import type { PublicationStatus, PublicationView } from './publication-view';
+
+type PublicationRow = {
+  id: string;
+  store_id: string;
+  draft_id: string;
+  revision: number;
+  status: PublicationStatus;
+  platform_product_id: string | null;
+  error_code: string | null;
+  created_at: Date;
+  published_at: Date | null;
+};
+
+const COLUMNS = sql`id, store_id, draft_id, revision, status, platform_product_id, error_code, created_at, published_at`;
+
+/** SQL of publications; worker transitions are conditional on the current status. */
+@Injectable()
+export class PublicationsRepository {
+  constructor(private readonly db: Database) {}
+
+  /** False when the draft already has a (non-failed) first publication to this store. */
+  async insert(p: {
+    id: string;
+    storeId: string;
+    draftId: string;
+    revision: number;
+    createdBy: string;
+  }): Promise<boolean> {
+    const r = await this.db.requireTransaction('publication insert').execute(sql`
+      insert into publications (workspace_id, id, store_id, draft_id, revision, created_by)
+      values (app_current_workspace(), ${p.id}, ${p.storeId}, ${p.draftId}, ${p.revision}, ${p.createdBy})
+      on conflict (workspace_id, store_id, draft_id) where status <> 'failed' do nothing`);
+    return r.rowCount === 1;
+  }
+
+  async find(id: string): Promise<PublicationView | undefined> {
+    const { rows } = await this.db.executor.execute<PublicationRow>(
+      sql`select ${COLUMNS} from publications where workspace_id = app_current_workspace() and id = ${id}`,
+    );
+    return rows[0] && toView(rows[0]);
+  }
+
+  /** As the accepting request returned it: pending, from the immutable columns only. */
+  async findAsAccepted(id: string): Promise<PublicationView | undefined> {
+    const view = await this.find(id);
+    return (
+      view && { ...view, status: 'pending', platformProductId: null, errorCode: null, publishedAt: null }
+    );
+  }
+
+  async list(limit: number, after?: PagePosition): Promise<PublicationView[]> {
+    const { rows } = await this.db.executor.execute<PublicationRow>(sql`
+      select ${COLUMNS} from publications where workspace_id = app_current_workspace() ${afterCursor(after)}
+       order by date_trunc('milliseconds', created_at) desc, id desc limit ${limit}`);
+    return rows.map(toView);
+  }
+
+  async markPublishing(id: string): Promise<boolean> {
+    const r = await this.db.executor.execute(sql`
+      update publications set status = 'publishing', updated_at = now()
+       where workspace_id = app_current_workspace() and id = ${id} and status in ('pending', 'publishing')`);
+    return r.rowCount === 1;
+  }
+
+  async markPublished(id: string, platformProductId: string): Promise<boolean> {
+    const r = await this.db.executor.execute(sql`
+      update publications set status = 'published', platform_product_id = ${platformProductId}, published_at = now(), updated_at = now()
+       where workspace_id = app_current_workspace() and id = ${id} and status in ('pending', 'publishing')`);
+    return r.rowCount === 1;
+  }
+
+  async markFailed(id: string, errorCode: string): Promise<boolean> {
+    const r = await this.db.executor.execute(sql`
+      update publications set status = 'failed', error_code = ${errorCode}, updated_at = now()
+       where workspace_id = app_current_workspace() and id = ${id} and status in ('pending', 'publishing')`);
+    return r.rowCount === 1;
+  }
+}
+
+function toView(row: PublicationRow): PublicationView {
+  return {
+    id: row.id,
+    storeId: row.store_id,
+    draftId: row.draft_id,
+    revision: row.revision,
+    status: row.status,
+    platformProductId: row.platform_product_id,
+    errorCode: row.error_code,
+    createdAt: new Date(row.created_at).toISOString(),
+    publishedAt: row.published_at ? new Date(row.published_at).toISOString() : null,
+  };
+}

@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { Database } from '@listing/db';
+import {
+  IdempotencyService,
+  type IdempotencyResultPolicy,
+  type IdempotentOutcome,
+  type IdempotentRequestContext,
+} from '@listing/idempotency';
+import { OutboxWriter } from '@listing/outbox';
+import { AlreadyPublishedError, StoreNotActiveError } from '../../common/capability-errors';
+import { IntegrityError, ResourceNotFoundError } from '../../common/domain-errors';
+import { decodeCursor, toPage } from '../../common/page-cursor';
+import type { WorkspaceAuthContext } from '../../common/request-context';
+import { AuditRepository } from '../audit/audit.repository';
+import { OperationsRepository } from '../operations/operations.repository';
+import { PRODUCT_DRAFT_MODULE } from '../product-drafts/product-drafts.service';
+import { RecordsRepository } from '../records/records.repository';
+import type { PageQuery } from '../stores/store.dto';
+import { StoresRepository } from '../stores/stores.repository';
+import type { CreatePublicationInput } from './publication.dto';
+import { publishProductJob } from './publication.job';
+import type { PublicationAccepted, PublicationView } from './publication-view';
+import { PublicationsRepository } from './publications.repository';
+
+/**
+ * First publish of a product-draft revision to a store: publication row + operation + event in
+ * the idempotency engine's transaction. The database's partial unique index decides "once per
+ * (store, draft)", also between concurrent requests with different keys.
+ */
+@Injectable()
+export class PublicationsService {
+  private readonly policy: IdempotencyResultPolicy<PublicationAccepted>;
+
+  constructor(
+    private readonly db: Database,
+    private readonly idempotency: IdempotencyService,
+    private readonly publications: PublicationsRepository,
+    private readonly stores: StoresRepository,
+    private readonly records: RecordsRepository,
+    private readonly operations: OperationsRepository,
+    private readonly audit: AuditRepository,
+    private readonly writer: OutboxWriter,
+  ) {
+    this.policy = {
+      name: 'publication-accepted-reference-v1',
+      serialize: (r) => ({ publicationId: r.publication.id, operationId: r.operation.id }),
+      restore: (stored) => {
+        const ref = stored as { publicationId: string; operationId: string };
+        return this.accepted(ref.publicationId, ref.operationId);
+      },
+    };
+  }
+
+  create(
+    auth: WorkspaceAuthContext,
+    idem: IdempotentRequestContext,
+    input: CreatePublicationInput,
+  ): Promise<IdempotentOutcome<PublicationAccepted>> {
+    return this.idempotency.runPrepared({
+      owner: auth,
+      key: idem.key,
+      operation: idem.operation,
+      fingerprint: idem.fingerprint,
+      policy: this.policy,
+      status: 202,
+      prepare: async () => {
+        const store = await this.stores.findState(input.storeId);
+        if (!store) throw new ResourceNotFoundError('store');
+        if (store.status !== 'active') throw new StoreNotActiveError(store.status);
+        if (!(await this.records.findRevision(PRODUCT_DRAFT_MODULE, input.draftId, input.revision))) {
+          throw new ResourceNotFoundError('product draft revision');
+        }
+        return input;
+      },
+      work: async (body) => {
+        const id = randomUUID();
+        if (!(await this.publications.insert({ id, ...body, createdBy: auth.userId }))) {
+          throw new AlreadyPublishedError();
+        }
+        const operationId = randomUUID();
+        await this.operations.create({
+          id: operationId,
+          kind: 'publication.publish',
+          resourceType: 'publication',
+          resourceId: id,
+          createdBy: auth.userId,
+        });
+        await this.writer.appendJob(publishProductJob, { publicationId: id, operationId });
+        await this.audit.append({
+          action: 'PUBLICATION_REQUESTED',
+          entityType: 'publication',
+          entityId: id,
+          revision: body.revision,
+          actorUserId: auth.userId,
+          metadata: { draftId: body.draftId, storeId: body.storeId, operationId },
+        });
+        return this.accepted(id, operationId);
+      },
+    });
+  }
+
+  get(auth: WorkspaceAuthContext, id: string): Promise<PublicationView> {
+    return this.db.withWorkspace(auth.workspaceId, async () => {
+      const view = await this.publications.find(id);
+      if (!view) throw new ResourceNotFoundError('publication');
+      return view;
+    });
+  }
+
+  list(auth: WorkspaceAuthContext, query: PageQuery) {
+    const after = decodeCursor(query.cursor);
+    return this.db.withWorkspace(auth.workspaceId, async () =>
+      toPage(await this.publications.list(query.limit + 1, after), query.limit),
+    );
+  }
+
+  private async accepted(publicationId: string, operationId: string): Promise<PublicationAccepted> {
+    const [publication, operation] = await Promise.all([
+      this.publications.findAsAccepted(publicationId),
+      this.operations.findAsAccepted(operationId),
+    ]);
+    if (!publication || !operation)
+      throw new IntegrityError('the publication of a stored result no longer exists');
+    return { publication, operation };
+  }
+}

@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { useTestDatabase } from '@listing/testing';
+import { waitUntil } from '../outbox/processes';
+import { CapabilityStack, type OperationBody } from './stack';
+
+const t = useTestDatabase();
+jest.setTimeout(90_000);
+
+interface PublicationBody {
+  publication: {
+    id: string;
+    status: string;
+    platformProductId: string | null;
+    storeId: string;
+    draftId: string;
+  };
+  operation: OperationBody;
+}
+
+/** First publish over HTTP with real api, dispatcher, worker and platform-sim processes. */
+describe('capability: first publication of a product draft (real processes)', () => {
+  const stack = new CapabilityStack(t);
+  const secrets: string[] = [];
+  let store: { id: string; storeExternalId: string };
+
+  beforeAll(async () => {
+    await stack.start();
+    store = await stack.activeStore(secrets);
+  });
+  afterAll(() => stack.stop());
+
+  const publish = (body: Record<string, unknown>, key = randomUUID()) =>
+    stack.client.post<PublicationBody>(stack.ws('/publications'), body, { key });
+  const key = (publicationId: string) => `publication-${publicationId}`;
+
+  it('publishes (202 → succeeded, one product at the platform), replays the first body exactly, and a forced redelivery creates no second product', async () => {
+    const draft = await stack.draft({ title: 'Blue mug', description: 'A mug' });
+    const idemKey = randomUUID();
+    const body = { draftId: draft.id, revision: draft.revision, storeId: store.id };
+    const first = await publish(body, idemKey);
+    expect(first.status).toBe(202);
+    expect(first.body.publication).toMatchObject({
+      status: 'pending',
+      platformProductId: null,
+      draftId: draft.id,
+    });
+    expect(first.body.operation).toMatchObject({ status: 'pending', kind: 'publication.publish' });
+
+    await stack.waitForOperation(first.body.operation.id);
+    const pub = await stack.client.get<PublicationBody['publication']>(
+      stack.ws(`/publications/${first.body.publication.id}`),
+    );
+    expect(pub.body.status).toBe('published');
+    const counters = await stack.admin.countersFor(key(pub.body.id));
+    expect(counters).toMatchObject({ productCreateCalls: 1, productId: pub.body.platformProductId });
+
+    const replay = await publish(body, idemKey);
+    expect(replay.status).toBe(202);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(first.body);
+
+    const event = await stack.eventFor('publicationId', pub.body.id);
+    expect(await stack.redeliver(event.id, event.queue)).toMatchObject({ result: { outcome: 'skipped' } });
+    expect(await stack.admin.countersFor(key(pub.body.id))).toMatchObject({ productCreateCalls: 1 });
+    const all = await stack.admin.counters();
+    expect(all.productsByKey[key(pub.body.id)]).toBe(pub.body.platformProductId);
+    expect((await stack.client.get(stack.ws(`/publications/${pub.body.id}`))).body).toEqual(pub.body);
+
+    const list = await stack.client.get<{ items: Array<{ id: string }> }>(stack.ws('/publications'));
+    expect(list.body.items.map((p) => p.id)).toContain(pub.body.id);
+  });
+
+  it('a draft is first-published to a store once: another key → 409 ALREADY_PUBLISHED', async () => {
+    const draft = await stack.draft();
+    const body = { draftId: draft.id, revision: draft.revision, storeId: store.id };
+    const first = await publish(body);
+    expect(first.status).toBe(202);
+    const second = await publish(body);
+    expect(second.status).toBe(409);
+    expect(second.body).toMatchObject({ code: 'ALREADY_PUBLISHED' });
+    await stack.waitForOperation(first.body.operation.id);
+    const third = await publish(body);
+    expect(third.status).toBe(409);
+    const { rows } = await t.owner.query(`select count(*)::int as n from publications where draft_id = $1`, [
+      draft.id,
+    ]);
+    expect(rows[0].n).toBe(1);
+  });
+
+  it('the platform applies the create and drops the response: the retry with the same provider key returns the same product, never a second one', async () => {
+    const draft = await stack.draft({ title: 'Dropped response' });
+    await stack.admin.setFaults({ dropResponseRate: 1, routes: ['POST /platform/v1/stores/*/products'] });
+    const res = await publish({ draftId: draft.id, revision: draft.revision, storeId: store.id });
+    expect(res.status).toBe(202);
+    const pubKey = key(res.body.publication.id);
+    await waitUntil(
+      'the create to be applied at the platform',
+      async () => (await stack.admin.countersFor(pubKey)).productId,
+    );
+    const op = await stack.client.get<OperationBody>(stack.ws(`/operations/${res.body.operation.id}`));
+    expect(op.body.status).toBe('running'); // the dropped response is a transient failure: retried
+    await stack.admin.clearFaults();
+    await stack.waitForOperation(res.body.operation.id);
+
+    const counters = await stack.admin.countersFor(pubKey);
+    expect(counters.productCreateCalls).toBeGreaterThanOrEqual(2);
+    const pub = await stack.client.get<PublicationBody['publication']>(
+      stack.ws(`/publications/${res.body.publication.id}`),
+    );
+    expect(pub.body.platformProductId).toBe(counters.productId);
+    // Exactly one product at the platform per publication of this store.
+    const { rows } = await t.owner.query(`select count(*)::int as n from publications where store_id = $1`, [
+      store.id,
+    ]);
+    const all = await stack.admin.counters();
+    const storeKeys = Object.keys(all.productsByKey).filter((k) => k.startsWith('publication-'));
+    expect(storeKeys).toHaveLength(rows[0].n);
+    expect(all.productsCreated).toBe(rows[0].n);
+  });
+
+  it('refuses an unknown revision (404) and a request without Idempotency-Key (400)', async () => {
+    const draft = await stack.draft();
+    const unknownRevision = await publish({ draftId: draft.id, revision: 7, storeId: store.id });
+    expect(unknownRevision.status).toBe(404);
+    const missingKey = await stack.client.post(stack.ws('/publications'), {
+      draftId: draft.id,
+      revision: 1,
+      storeId: store.id,
+    });
+    expect(missingKey.body).toMatchObject({ code: 'IDEMPOTENCY_KEY_REQUIRED' });
+  });
+
+  it('leaves no credential value in events, idempotency rows, audit, logs or responses', async () => {
+    await stack.assertNoSecrets(secrets);
+  });
+});

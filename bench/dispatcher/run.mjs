@@ -1,0 +1,521 @@
+/* global setTimeout, performance, URL */
+// Outbox dispatcher benchmark (issue 4, item 4). One bounded run (~3 min) measures, on a
+// dedicated database and a private BullMQ prefix:
+//   A. 50,000 events end to end (committed in PostgreSQL → jobs in BullMQ) with one and with two
+//      dispatcher processes (apps/api/dist/dispatcher.js), beside raw BullMQ addBulk of the same
+//      jobs (batches of 500) in the same run, interleaved; ratio = dispatcher / raw.
+//   B. commit → worker-start latency p50/p99 at a steady 1,000 events/s (one dispatcher
+//      process with the Redis nudge; and, for reference, polling only).
+//   C. claim time (claim 500 + mark) with 1,000,000 dispatched rows in the table vs an empty
+//      history.
+//   D. write-path cost of the wake-up signal: commits/s of (business row + outbox event)
+//      transactions with no signal, with the post-commit Redis PUBLISH nudge, and with a
+//      NOTIFY inside the transaction (the rejected design, for reference).
+// Usage: node bench/dispatcher/run.mjs [--events 50000] [--reps 3] [--latency-seconds 10]
+//                                      [--write-seconds 5] [--history 1000000]
+// Writes bench/dispatcher/last-run.json and last-run.md.
+import { spawn, execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { writeFileSync, existsSync } from 'node:fs';
+import { cpus, totalmem, loadavg } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { createRequire } from 'node:module';
+
+// The workspace packages are CommonJS built by swc (`export *` is not visible to ESM named imports).
+const require = createRequire(import.meta.url);
+const { Database } = require('@listing/db');
+const {
+  OutboxNudger,
+  OutboxRepository,
+  OutboxWriter,
+  nudgeChannel,
+  producerRedisOptions,
+  redisOptionsFromUrl,
+} = require('@listing/outbox');
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..', '..');
+const { values: args } = parseArgs({
+  options: {
+    events: { type: 'string', default: '50000' },
+    reps: { type: 'string', default: '3' },
+    'latency-seconds': { type: 'string', default: '10' },
+    'write-seconds': { type: 'string', default: '5' },
+    history: { type: 'string', default: '1000000' },
+  },
+});
+const EVENTS = Number(args.events);
+const REPS = Number(args.reps);
+const ADMIN = process.env.ADMIN_DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
+const APP_URL =
+  process.env.BENCH_DATABASE_URL ?? 'postgres://app_user:app_user@127.0.0.1:5432/listing_bench_dispatcher';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PREFIX = `bench-outbox-${Date.now().toString(36)}`;
+const dbName = new URL(APP_URL).pathname.slice(1);
+if (!/bench/.test(dbName)) throw new Error(`refusing database ${dbName}: the name must contain "bench"`);
+const ownerUrl = (() => {
+  const u = new URL(APP_URL);
+  u.username = 'listing_owner';
+  u.password = 'listing_owner';
+  return u.toString();
+})();
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const now = () => performance.timeOrigin + performance.now();
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
+
+// ---------------------------------------------------------------------------------------------
+async function setupDatabase() {
+  for (const f of [
+    'apps/api/dist/dispatcher.js',
+    'packages/db/dist/setup-cli.js',
+    'packages/outbox/dist/index.js',
+  ]) {
+    if (!existsSync(path.join(root, f))) throw new Error(`${f} is missing: run \`pnpm run build\` first`);
+  }
+  const admin = new pg.Client({ connectionString: ADMIN });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await admin.end();
+  execFileSync(process.execPath, [path.join(root, 'packages/db/dist/setup-cli.js')], {
+    env: { ...process.env, ADMIN_DATABASE_URL: ADMIN, DATABASE_URL: APP_URL },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+async function seedWorkspaces(owner, n) {
+  const ids = [];
+  const user = randomUUID();
+  await owner.query(`insert into users (id, email, password_hash) values ($1, $2, 'x')`, [
+    user,
+    `${user}@bench.test`,
+  ]);
+  for (let i = 0; i < n; i++) {
+    const id = randomUUID();
+    await owner.query(`insert into workspaces (id, name, created_by) values ($1, $2, $3)`, [
+      id,
+      `bench-${i}`,
+      user,
+    ]);
+    ids.push(id);
+  }
+  return ids;
+}
+
+/** Inserts `total` pending events spread over the workspaces in ONE transaction; returns commit time. */
+async function insertEvents(owner, workspaces, total, queue) {
+  const per = Math.ceil(total / workspaces.length);
+  const client = await owner.connect();
+  try {
+    await client.query('begin');
+    for (const ws of workspaces) {
+      await client.query(
+        `insert into outbox_events (id, workspace_id, queue, event_type, payload)
+         select gen_random_uuid(), $1, $2, 'bench.event', jsonb_build_object('orderId', gen_random_uuid(), 'version', g)
+           from generate_series(1, $3::integer) g`,
+        [ws, queue, per],
+      );
+    }
+    await client.query('commit');
+    return { at: now(), count: per * workspaces.length };
+  } finally {
+    client.release();
+  }
+}
+
+function spawnDispatcher(name, extraEnv = {}) {
+  const child = spawn(process.execPath, [path.join(root, 'apps/api/dist/dispatcher.js')], {
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'production',
+      DATABASE_URL: APP_URL,
+      DATABASE_POOL_SIZE: '10',
+      REDIS_URL,
+      BULLMQ_PREFIX: PREFIX,
+      OUTBOX_DISPATCHER_ID: name,
+      OUTBOX_POLL_INTERVAL_MS: '200',
+      ...extraEnv,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const exited = new Promise((r) => child.once('exit', (code, signal) => r({ code, signal })));
+  return {
+    child,
+    output: () => out,
+    async ready() {
+      while (!/dispatcher ready/.test(out)) {
+        if (child.exitCode !== null) throw new Error(`dispatcher exited:\n${out}`);
+        await sleep(20);
+      }
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+async function countStatus(owner, status) {
+  const { rows } = await owner.query(`select count(*)::int as n from outbox_events where status = $1`, [
+    status,
+  ]);
+  return rows[0].n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A. end-to-end throughput vs raw addBulk
+async function rawAddBulk(redis, queueName, count) {
+  const queue = new Queue(queueName, { connection: redis, prefix: PREFIX });
+  const ws = randomUUID();
+  const jobs = Array.from({ length: count }, (_, i) => ({
+    name: 'bench.event',
+    data: { v: 1, workspaceId: ws, payload: { orderId: randomUUID(), version: i }, createdAt: Date.now() },
+    opts: {
+      jobId: randomUUID(),
+      attempts: 10,
+      backoff: { type: 'exponential', delay: 1000 },
+      removeOnComplete: { age: 86400 },
+      removeOnFail: { age: 604800 },
+    },
+  }));
+  const t0 = now();
+  for (let i = 0; i < jobs.length; i += 500) await queue.addBulk(jobs.slice(i, i + 500));
+  const ms = now() - t0;
+  await queue.obliterate({ force: true });
+  await queue.close();
+  return (count / ms) * 1000;
+}
+
+async function dispatcherRun(owner, redis, workspaces, processes, rep) {
+  const queueName = `bench-e2e-${processes}-${rep}`;
+  const ds = Array.from({ length: processes }, (_, i) => spawnDispatcher(`d${i}`));
+  await Promise.all(ds.map((d) => d.ready()));
+  await owner.query(`truncate outbox_events`);
+  const { at, count } = await insertEvents(owner, workspaces, EVENTS, queueName);
+  await redis.publish(nudgeChannel(PREFIX), '1');
+  let done = 0;
+  let end = 0;
+  while (done < count) {
+    await sleep(20);
+    done = await countStatus(owner, 'dispatched');
+    end = now();
+  }
+  const ms = end - at;
+  await Promise.all(ds.map((d) => d.stop()));
+  const queue = new Queue(queueName, { connection: redis, prefix: PREFIX });
+  const jobs = await queue.getJobCountByTypes('waiting');
+  await queue.obliterate({ force: true });
+  await queue.close();
+  if (jobs !== count) throw new Error(`expected ${count} jobs in BullMQ, found ${jobs}`);
+  return (count / ms) * 1000;
+}
+
+// ---------------------------------------------------------------------------------------------
+// B. commit → worker-start latency at a steady rate
+async function latencyRun(appDb, owner, workspaces, { seconds, rate, nudge, pollMs }) {
+  const queueName = `bench-latency-${nudge ? 'nudge' : 'poll'}`;
+  const d = spawnDispatcher('latency', {
+    OUTBOX_NUDGE: nudge ? 'redis' : 'off',
+    OUTBOX_POLL_INTERVAL_MS: String(pollMs),
+  });
+  await d.ready();
+  const publisher = new Redis(producerRedisOptions(REDIS_URL));
+  await new Promise((r) => publisher.once('ready', r));
+  const writer = new OutboxWriter(
+    appDb,
+    nudge ? { nudger: new OutboxNudger(publisher, nudgeChannel(PREFIX)) } : {},
+  );
+  const committed = new Map();
+  const started = new Map();
+  const worker = new Worker(
+    queueName,
+    async (job) => {
+      started.set(job.id, now());
+    },
+    {
+      connection: { ...redisOptionsFromUrl(REDIS_URL), maxRetriesPerRequest: null },
+      prefix: PREFIX,
+      concurrency: 50,
+    },
+  );
+  await worker.waitUntilReady();
+  const total = seconds * rate;
+  const t0 = now() + 200;
+  const inflight = new Set();
+  for (let i = 0; i < total; i++) {
+    const due = t0 + (i * 1000) / rate;
+    const wait = due - now();
+    if (wait > 1) await sleep(wait - 0.5);
+    const ws = workspaces[i % workspaces.length];
+    const p = appDb
+      .withWorkspace(ws, () =>
+        writer.append({ queue: queueName, type: 'bench.latency', payload: { seq: i } }),
+      )
+      .then(({ id }) => committed.set(id, now()));
+    inflight.add(p);
+    void p.finally(() => inflight.delete(p));
+  }
+  await Promise.all(inflight);
+  const deadline = now() + 15_000;
+  while (started.size < committed.size && now() < deadline) await sleep(50);
+  const lat = [];
+  for (const [id, c] of committed) if (started.has(id)) lat.push(started.get(id) - c);
+  await worker.close();
+  await d.stop();
+  publisher.disconnect();
+  const q = new Queue(queueName, { connection: redisOptionsFromUrl(REDIS_URL), prefix: PREFIX });
+  await q.obliterate({ force: true });
+  await q.close();
+  await owner.query(`truncate outbox_events`);
+  return {
+    nudge,
+    pollMs,
+    rate,
+    seconds,
+    samples: lat.length,
+    committed: committed.size,
+    p50: pct(lat, 50),
+    p90: pct(lat, 90),
+    p99: pct(lat, 99),
+    max: Math.max(...lat),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// C. claim time vs dispatched history
+async function claimTimes(appDb, owner, ws, rounds) {
+  const repo = new OutboxRepository(appDb);
+  const times = [];
+  for (let r = 0; r < rounds; r++) {
+    await owner.query(`delete from outbox_events where status <> 'dispatched'`);
+    await owner.query(
+      `insert into outbox_events (id, workspace_id, queue, event_type, payload)
+       select gen_random_uuid(), $1, 'bench-claim', 'bench.event', jsonb_build_object('n', g) from generate_series(1, 5000) g`,
+      [ws],
+    );
+    await owner.query(`analyze outbox_events`);
+    for (let i = 0; i < 10; i++) {
+      const t0 = now();
+      const claimed = await appDb.withWorkspace(ws, () => repo.claim(ws, 'bench', 500, 30_000));
+      await appDb.withWorkspace(ws, () =>
+        repo.markDispatched(
+          'bench',
+          claimed.map((e) => e.id),
+        ),
+      );
+      times.push(now() - t0);
+      if (claimed.length !== 500) throw new Error(`claimed ${claimed.length}`);
+    }
+    // the 5,000 just dispatched would grow the history: remove them so both cases stay comparable
+    await owner.query(`delete from outbox_events where queue = 'bench-claim'`);
+  }
+  const discovery = [];
+  for (let i = 0; i < 50; i++) {
+    const t0 = now();
+    await repo.dueWorkspaces(null, 100);
+    discovery.push(now() - t0);
+  }
+  return {
+    p50: median(times),
+    p90: pct(times, 90),
+    samples: times.length,
+    rowsPerSecond: 500 / (median(times) / 1000),
+    discoveryP50: median(discovery),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// D. write path: commits/s with and without the wake-up signal
+async function writePath(appDb, owner, workspaces, seconds, mode) {
+  const publisher = new Redis(producerRedisOptions(REDIS_URL));
+  await new Promise((r) => publisher.once('ready', r));
+  const nudger = new OutboxNudger(publisher, nudgeChannel(`${PREFIX}-write`));
+  const writer = new OutboxWriter(appDb, mode === 'publish' ? { nudger } : {});
+  let commits = 0;
+  const end = now() + seconds * 1000;
+  const client = async (c) => {
+    const ws = workspaces[c % workspaces.length];
+    while (now() < end) {
+      await appDb.withWorkspace(ws, async () => {
+        await writer.append({
+          queue: 'bench-write',
+          type: 'bench.write',
+          payload: { orderId: randomUUID() },
+        });
+        if (mode === 'notify') await appDb.executor.execute(notifySql);
+      });
+      commits++;
+    }
+  };
+  const t0 = now();
+  await Promise.all(Array.from({ length: 8 }, (_, c) => client(c)));
+  const rate = (commits / (now() - t0)) * 1000;
+  publisher.disconnect();
+  await owner.query(`truncate outbox_events`);
+  return { mode, commitsPerSecond: rate, publishes: nudger.sent };
+}
+let notifySql;
+
+// ---------------------------------------------------------------------------------------------
+async function main() {
+  const started = new Date();
+  log(`setting up ${dbName}`);
+  await setupDatabase();
+  const owner = new pg.Pool({ connectionString: ownerUrl, max: 4 });
+  const appDb = new Database({ connectionString: APP_URL, max: 8, applicationName: 'bench' });
+  const { sql } = await import('drizzle-orm');
+  notifySql = sql`select pg_notify('outbox_bench', '')`;
+  const redis = new Redis(REDIS_URL);
+  const workspaces = await seedWorkspaces(owner, 10);
+  const result = { started: started.toISOString(), events: EVENTS, reps: REPS, prefix: PREFIX };
+
+  log('A: raw addBulk vs dispatcher processes (interleaved)');
+  const raw = [];
+  const one = [];
+  const two = [];
+  for (let rep = 0; rep < REPS; rep++) {
+    raw.push(await rawAddBulk(redis, `bench-raw-${rep}`, EVENTS));
+    one.push(await dispatcherRun(owner, redis, workspaces, 1, rep));
+    two.push(await dispatcherRun(owner, redis, workspaces, 2, rep));
+    log(
+      `  rep ${rep + 1}: raw ${raw.at(-1).toFixed(0)}/s, 1 dispatcher ${one.at(-1).toFixed(0)}/s, 2 dispatchers ${two.at(-1).toFixed(0)}/s`,
+    );
+  }
+  result.throughput = {
+    raw: { median: median(raw), all: raw },
+    oneDispatcher: { median: median(one), all: one, ratio: median(one) / median(raw) },
+    twoDispatchers: { median: median(two), all: two, ratio: median(two) / median(raw) },
+  };
+
+  log('B: commit → worker-start latency at 1,000 events/s');
+  result.latency = [
+    await latencyRun(appDb, owner, workspaces, {
+      seconds: Number(args['latency-seconds']),
+      rate: 1000,
+      nudge: true,
+      pollMs: 500,
+    }),
+    await latencyRun(appDb, owner, workspaces, { seconds: 3, rate: 1000, nudge: false, pollMs: 100 }),
+  ];
+  for (const l of result.latency)
+    log(
+      `  nudge=${l.nudge} p50 ${l.p50.toFixed(2)} ms p99 ${l.p99.toFixed(2)} ms (${l.samples}/${l.committed})`,
+    );
+
+  log('D: write path with and without the wake-up signal');
+  const write = [];
+  for (const mode of ['none', 'publish', 'notify', 'none', 'publish', 'notify']) {
+    write.push(await writePath(appDb, owner, workspaces, Number(args['write-seconds']), mode));
+    log(`  ${mode}: ${write.at(-1).commitsPerSecond.toFixed(0)} commits/s`);
+  }
+  const byMode = (m) => median(write.filter((w) => w.mode === m).map((w) => w.commitsPerSecond));
+  result.writePath = {
+    none: byMode('none'),
+    publish: byMode('publish'),
+    notify: byMode('notify'),
+    runs: write,
+  };
+
+  log('C: claim time, empty history');
+  const empty = await claimTimes(appDb, owner, workspaces[0], 3);
+  log(`  p50 ${empty.p50.toFixed(2)} ms`);
+  log(`C: inserting ${args.history} dispatched rows`);
+  const history = Number(args.history);
+  for (let i = 0; i < history; i += 200_000) {
+    await owner.query(
+      `insert into outbox_events (id, workspace_id, queue, event_type, payload, status, dispatched_at, created_at)
+       select gen_random_uuid(), ($1::uuid[])[1 + g % 10], 'bench-history', 'bench.event', jsonb_build_object('n', g),
+              'dispatched', now() - interval '1 hour', now() - interval '1 hour'
+         from generate_series(1, $2::integer) g`,
+      [workspaces, Math.min(200_000, history - i)],
+    );
+  }
+  await owner.query('vacuum analyze outbox_events');
+  const full = await claimTimes(appDb, owner, workspaces[0], 3);
+  log(`  p50 ${full.p50.toFixed(2)} ms`);
+  result.claim = { empty, withHistory: full, history, ratio: full.p50 / empty.p50 };
+
+  result.finished = new Date().toISOString();
+  result.machine = {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model,
+    memGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    loadavg: loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' '),
+  };
+  const pg15 = await owner.query('show server_version');
+  result.machine.postgres = pg15.rows[0].server_version;
+  result.machine.redis = (await redis.info('server')).match(/redis_version:(\S+)/)?.[1];
+
+  writeFileSync(path.join(here, 'last-run.json'), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(path.join(here, 'last-run.md'), markdown(result));
+  process.stdout.write(markdown(result));
+  await redis.quit();
+  await appDb.close();
+  await owner.end();
+  const admin = new pg.Client({ connectionString: ADMIN });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await admin.end();
+}
+
+function markdown(r) {
+  const f = (x, d = 0) => Number(x).toFixed(d);
+  const t = r.throughput;
+  const l = r.latency;
+  return `# Last run (${r.started})
+
+Machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memGiB} GiB, Node ${r.machine.node}, PostgreSQL ${r.machine.postgres}, Redis ${r.machine.redis}; load average at end ${r.machine.loadavg}.
+
+## A. ${r.events.toLocaleString('en')} events, PostgreSQL → BullMQ (medians of ${r.reps} interleaved reps)
+
+| what | jobs/s | per rep | ratio to raw addBulk |
+|---|---:|---|---:|
+| raw BullMQ addBulk (batches of 500) | ${f(t.raw.median)} | ${t.raw.all.map((x) => f(x)).join(', ')} | 1.00 |
+| one dispatcher process | ${f(t.oneDispatcher.median)} | ${t.oneDispatcher.all.map((x) => f(x)).join(', ')} | ${f(t.oneDispatcher.ratio, 2)} |
+| two dispatcher processes | ${f(t.twoDispatchers.median)} | ${t.twoDispatchers.all.map((x) => f(x)).join(', ')} | ${f(t.twoDispatchers.ratio, 2)} |
+
+## B. commit → worker start at ${l[0].rate} events/s
+
+| wake-up | samples | p50 ms | p90 ms | p99 ms | max ms |
+|---|---:|---:|---:|---:|---:|
+${l.map((x) => `| ${x.nudge ? 'Redis PUBLISH nudge after commit (+ 500 ms poll)' : `polling only, every ${x.pollMs} ms`} | ${x.samples}/${x.committed} | ${f(x.p50, 2)} | ${f(x.p90, 2)} | ${f(x.p99, 2)} | ${f(x.max, 1)} |`).join('\n')}
+
+## C. claim 500 + mark, p50 (30 samples each)
+
+| history | p50 ms | p90 ms | rows/s | discovery p50 ms |
+|---|---:|---:|---:|---:|
+| empty | ${f(r.claim.empty.p50, 2)} | ${f(r.claim.empty.p90, 2)} | ${f(r.claim.empty.rowsPerSecond)} | ${f(r.claim.empty.discoveryP50, 2)} |
+| ${r.claim.history.toLocaleString('en')} dispatched rows | ${f(r.claim.withHistory.p50, 2)} | ${f(r.claim.withHistory.p90, 2)} | ${f(r.claim.withHistory.rowsPerSecond)} | ${f(r.claim.withHistory.discoveryP50, 2)} |
+
+Ratio with history / empty: ${f(r.claim.ratio, 2)}.
+
+## D. write path, 8 concurrent clients, one business transaction = outbox insert + commit
+
+| wake-up signal | commits/s (median of 2) |
+|---|---:|
+| none | ${f(r.writePath.none)} |
+| Redis PUBLISH after commit, coalesced (chosen) | ${f(r.writePath.publish)} (${f(r.writePath.publish / r.writePath.none, 2)}×) |
+| pg NOTIFY inside the transaction (rejected) | ${f(r.writePath.notify)} (${f(r.writePath.notify / r.writePath.none, 2)}×) |
+`;
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error.stack ?? error}\n`);
+  process.exit(1);
+});

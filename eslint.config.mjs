@@ -16,7 +16,22 @@ export default tseslint.config(
       '@typescript-eslint/await-thenable': 'error',
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'drizzle-orm',
+              message: "import { sql } from '@listing/db': one drizzle-orm instance for the whole repository",
+            },
+          ],
+        },
+      ],
     },
+  },
+  {
+    files: ['packages/db/**/*.ts'],
+    rules: { 'no-restricted-imports': 'off' },
   },
   {
     files: ['**/*.mjs', '**/*.cjs'],

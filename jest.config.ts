@@ -36,6 +36,8 @@ const harness = {
 
 const config: Config = {
   reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.cjs'],
+  // Integration and e2e tests start processes and wait on real locks; unit tests finish in ms.
+  testTimeout: 60_000,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,packages}/*/{src,test}/**/*.spec.ts'] },
     {
@@ -43,14 +45,12 @@ const config: Config = {
       ...harness,
       displayName: 'integration',
       testMatch: ['<rootDir>/{apps,packages}/*/{src,test}/**/*.integration-spec.ts'],
-      testTimeout: 30_000,
     },
     {
       ...shared,
       ...harness,
       displayName: 'e2e',
       testMatch: ['<rootDir>/{apps,packages}/*/{src,test}/**/*.e2e-spec.ts'],
-      testTimeout: 60_000,
     },
   ],
 };

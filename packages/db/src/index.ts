@@ -5,3 +5,6 @@ export * from './paths';
 export * from './schema';
 export * from './roles';
 export * from './pg-errors';
+// The one drizzle-orm instance of the repository: other packages import `sql` from here, so SQL
+// fragments and executors always come from the same copy (pnpm may install peer variants).
+export { sql, type SQL } from 'drizzle-orm';

@@ -1,5 +1,5 @@
 import type { Database } from '@listing/db';
-import { sql } from 'drizzle-orm';
+import { sql } from '@listing/db';
 import type { ResultEnvelope } from './result-policy';
 
 export interface IdempotencyOwner {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'drizzle-orm';
+import { sql } from '@listing/db';
 import { Client, type QueryConfig } from 'pg';
 import type { Database } from '@listing/db';
 import {

@@ -1,5 +1,5 @@
 import type { Database } from '@listing/db';
-import { sql } from 'drizzle-orm';
+import { sql } from '@listing/db';
 
 /**
  * The worker inbox: one row per (workspace, handler, event) already applied. Must run in the

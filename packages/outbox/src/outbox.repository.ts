@@ -1,5 +1,5 @@
 import type { Database } from '@listing/db';
-import { sql, type SQL } from 'drizzle-orm';
+import { sql, type SQL } from '@listing/db';
 import type { BackoffPolicy } from './backoff';
 import { MAX_BACKOFF_EXPONENT } from './backoff';
 import type { ClaimedEvent, DeadLetter, OutboxQueueStats } from './outbox-event';

@@ -1,5 +1,5 @@
 import type { Database } from '@listing/db';
-import { sql } from 'drizzle-orm';
+import { sql } from '@listing/db';
 
 /**
  * Retention statements. Each call deletes one bounded batch (the SQL functions cap it at 10,000

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql } from '@listing/db';
 import { seedWorkspace, useTestDatabase } from '@listing/testing';
 import { OutboxDispatcher, OutboxRepository, QueueProducer } from '../src';
 import { connectedRedis, insertEvents, statusCounts } from './helpers';

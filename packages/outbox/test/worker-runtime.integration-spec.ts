@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { sql } from 'drizzle-orm';
+import { sql } from '@listing/db';
 import { seedWorkspace, useTestDatabase } from '@listing/testing';
 import { z } from 'zod';
 import {

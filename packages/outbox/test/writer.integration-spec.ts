@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql } from '@listing/db';
 import { seedWorkspace, useTestDatabase } from '@listing/testing';
 import { z } from 'zod';
 import { defineJob, OutboxError, OutboxNudger, OutboxWriter } from '../src';

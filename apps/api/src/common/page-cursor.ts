@@ -1,4 +1,4 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql, type SQL } from '@listing/db';
 import { ValidationFailedError } from './domain-errors';
 
 /** Keyset position of a list ordered by (created_at, id) newest first, at millisecond precision. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '@listing/db';
 import type { RetriedDeadLetter } from '@listing/outbox';
-import { sql } from 'drizzle-orm';
+import { sql } from '@listing/db';
 
 /** Records operator actions on the outbox in audit_events (sql/002), in the caller's transaction. */
 export class OperatorAuditRepository {

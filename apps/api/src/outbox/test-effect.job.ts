@@ -1,6 +1,6 @@
 import type { Database } from '@listing/db';
 import { defineJob, OutboxHandler, type JobContext } from '@listing/outbox';
-import { sql } from 'drizzle-orm';
+import { sql } from '@listing/db';
 import { z } from 'zod';
 
 /**

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
-import { sql } from 'drizzle-orm';
+import { sql } from '@listing/db';
 
 export interface AuditEntry {
   action: string;

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
-import { sql } from 'drizzle-orm';
+import { sql } from '@listing/db';
 import type { OperationStatus, OperationView } from './operation-view';
 
 type OperationRow = {

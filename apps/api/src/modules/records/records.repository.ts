@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
-import { sql } from 'drizzle-orm';
+import { sql } from '@listing/db';
 import { IntegrityError } from '../../common/domain-errors';
 import type { FeatureExecutionView, RecordView, RevisionSnapshot } from './record-view';
 

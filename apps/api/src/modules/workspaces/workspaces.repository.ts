@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
-import { sql } from 'drizzle-orm';
+import { sql } from '@listing/db';
 
 export interface WorkspaceMembership {
   id: string;

@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import { useTestDatabase } from '@listing/testing';
+import { ApiClient, registerUser } from '../support/api-client';
+import { startApi, type InProcessApi } from '../support/in-process-api';
+
+const t = useTestDatabase();
+
+/** Register, login, refresh-token rotation and reuse detection, rate limits. */
+describe('authentication', () => {
+  let api: InProcessApi;
+  beforeAll(async () => {
+    api = await startApi(t.info, { RATE_LIMIT_AUTH_PER_MINUTE: '1000' });
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  it('stores only a memory-hard password hash and SHA-256 token hashes', async () => {
+    const user = await registerUser(api.url);
+    const { rows } = await t.owner.query('select password_hash from users where id = $1', [user.userId]);
+    expect(rows[0].password_hash).toMatch(/^scrypt\$\d+\$8\$1\$/);
+    expect(rows[0].password_hash).not.toContain(user.password);
+    const dump = JSON.stringify(
+      (
+        await t.owner.query(
+          'select * from auth_access_tokens union all select token_hash, session_id, null, null, created_at from auth_refresh_tokens',
+        )
+      ).rows,
+    );
+    expect(dump).not.toContain(user.accessToken);
+    expect(dump).not.toContain(user.refreshToken);
+  });
+
+  it('login with the right password works, the wrong one is a 401 problem', async () => {
+    const user = await registerUser(api.url);
+    const anon = new ApiClient(api.url);
+    const ok = await anon.post<{ accessToken: string }>('/v1/auth/login', {
+      email: user.email,
+      password: user.password,
+    });
+    expect(ok.status).toBe(200);
+    const me = new ApiClient(api.url, ok.body.accessToken);
+    expect((await me.get('/v1/workspaces')).status).toBe(200);
+    const bad = await anon.post('/v1/auth/login', { email: user.email, password: 'wrong password!' });
+    expect(bad.status).toBe(401);
+    expect(bad.body).toMatchObject({ code: 'INVALID_CREDENTIALS' });
+    const unknown = await anon.post('/v1/auth/login', {
+      email: `${randomUUID()}@example.test`,
+      password: 'whatever123',
+    });
+    expect(unknown.body).toMatchObject({ code: 'INVALID_CREDENTIALS' });
+    expect(JSON.stringify(bad.body)).not.toContain('wrong password!');
+  });
+
+  it('refresh rotates the token; reusing a rotated token revokes the whole session', async () => {
+    const user = await registerUser(api.url);
+    const anon = new ApiClient(api.url);
+    const rotated = await anon.post<{ accessToken: string; refreshToken: string }>('/v1/auth/refresh', {
+      refreshToken: user.refreshToken,
+    });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.refreshToken).not.toBe(user.refreshToken);
+    const fresh = new ApiClient(api.url, rotated.body.accessToken);
+    expect((await fresh.get('/v1/workspaces')).status).toBe(200);
+
+    // a stolen copy of the old token is presented: refused, and the session dies
+    const replayed = await anon.post('/v1/auth/refresh', { refreshToken: user.refreshToken });
+    expect(replayed.status).toBe(401);
+    expect(replayed.body).toMatchObject({ code: 'INVALID_REFRESH_TOKEN' });
+    expect((await fresh.get('/v1/workspaces')).status).toBe(401);
+    expect((await anon.post('/v1/auth/refresh', { refreshToken: rotated.body.refreshToken })).status).toBe(
+      401,
+    );
+  });
+
+  it('auth endpoints never use the idempotency mechanism', async () => {
+    const key = randomUUID();
+    const email = `${randomUUID()}@example.test`;
+    const anon = new ApiClient(api.url);
+    const res = await anon.post('/v1/auth/register', { email, password: 'a long password' }, { key });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('idempotent-replayed')).toBeNull();
+    expect(
+      (
+        await t.owner.query(
+          'select count(*)::int as n from idempotency_requests where idempotency_key = $1',
+          [key],
+        )
+      ).rows[0].n,
+    ).toBe(0);
+    const again = await anon.post('/v1/auth/register', { email, password: 'a long password' }, { key });
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ code: 'EMAIL_TAKEN' });
+  });
+
+  it('login is rate limited per client (429 problem with Retry-After)', async () => {
+    const limited = await startApi(t.info, { RATE_LIMIT_AUTH_PER_MINUTE: '3' });
+    try {
+      const anon = new ApiClient(limited.url);
+      const statuses = [];
+      for (let i = 0; i < 4; i++)
+        statuses.push(
+          (await anon.post('/v1/auth/login', { email: 'x@example.test', password: 'nope-nope' })).status,
+        );
+      expect(statuses).toEqual([401, 401, 401, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
+});

@@ -1,0 +1,214 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from '@listing/db';
+import { useTestDatabase } from '@listing/testing';
+import { registerUser, type RegisteredUser } from '../support/api-client';
+import { startApi, type InProcessApi } from '../support/in-process-api';
+
+const t = useTestDatabase();
+
+interface Draft {
+  id: string;
+  revision: number;
+  data: Record<string, unknown>;
+}
+interface Execution {
+  record: Draft;
+  execution: {
+    id: string;
+    featureId: string;
+    mode: string;
+    status: string;
+    baseRevision: number;
+    resultRevision: number | null;
+  };
+}
+
+/** The records kernel over HTTP: revisions, If-Match/ETag, feature executions, audit. */
+describe('records kernel: product drafts', () => {
+  let api: InProcessApi;
+  let alice: RegisteredUser;
+  const drafts = () => `/v1/workspaces/${alice.workspaceId}/product-drafts`;
+  const audit = async (id: string) =>
+    (
+      await t.owner.query(
+        'select action, revision from audit_events where entity_id = $1 order by created_at, action',
+        [id],
+      )
+    ).rows;
+
+  beforeAll(async () => {
+    api = await startApi(t.info);
+    alice = await registerUser(api.url);
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  const create = async (title = 'A  draft') => {
+    const res = await alice.client.post<Draft>(drafts(), {
+      title,
+      price: { amount: '19.99', currency: 'EUR' },
+    });
+    expect(res.status).toBe(201);
+    return res.body;
+  };
+
+  it('PATCH needs If-Match (428), refuses a stale revision (412) and returns the new ETag', async () => {
+    const draft = await create();
+    const missing = await alice.client.request('PATCH', `${drafts()}/${draft.id}`, { body: { title: 'x' } });
+    expect(missing.status).toBe(428);
+    expect(missing.body).toMatchObject({ code: 'IF_MATCH_REQUIRED' });
+
+    const ok = await alice.client.request<Draft>('PATCH', `${drafts()}/${draft.id}`, {
+      body: { title: 'second' },
+      headers: { 'if-match': '"1"' },
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('etag')).toBe('"2"');
+    expect(ok.body).toMatchObject({
+      revision: 2,
+      data: { title: 'second', price: { amount: '19.99', currency: 'EUR' } },
+    });
+
+    const stale = await alice.client.request('PATCH', `${drafts()}/${draft.id}`, {
+      body: { title: 'lost update' },
+      headers: { 'if-match': '"1"' },
+    });
+    expect(stale.status).toBe(412);
+    expect(stale.body).toMatchObject({ code: 'REVISION_MISMATCH', currentRevision: 2 });
+
+    const current = await alice.client.get<Draft>(`${drafts()}/${draft.id}`);
+    expect(current.headers.get('etag')).toBe('"2"');
+    expect(current.body.data.title).toBe('second');
+    const first = await alice.client.get<Draft>(`${drafts()}/${draft.id}/revisions/1`);
+    expect(first.body).toMatchObject({ revision: 1, data: { title: 'A  draft' } });
+    expect((await alice.client.get(`${drafts()}/${draft.id}/revisions/3`)).status).toBe(404);
+    expect(await audit(draft.id)).toEqual([
+      { action: 'RECORD_CREATED', revision: 1 },
+      { action: 'RECORD_UPDATED', revision: 2 },
+    ]);
+  });
+
+  it('concurrent PATCHes on one revision: exactly one wins, the others get 412', async () => {
+    const draft = await create();
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        alice.client.request('PATCH', `${drafts()}/${draft.id}`, {
+          body: { title: `racer ${i}` },
+          headers: { 'if-match': '"1"' },
+        }),
+      ),
+    );
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 412)).toHaveLength(7);
+    const revisions = await t.owner.query(
+      'select count(*)::int as n from record_revisions where record_id = $1',
+      [draft.id],
+    );
+    expect(revisions.rows[0].n).toBe(2);
+  });
+
+  it('revisions are immutable, even for the application role', async () => {
+    const draft = await create();
+    // straight SQL as app_user, inside the draft's workspace
+    await expect(
+      t.db.withWorkspace(alice.workspaceId, () =>
+        t.db.executor.execute(sql`update record_revisions set snapshot = '{}' where record_id = ${draft.id}`),
+      ),
+    ).rejects.toThrow();
+    await expect(
+      t.db.withWorkspace(alice.workspaceId, () =>
+        t.db.executor.execute(sql`delete from record_revisions where record_id = ${draft.id}`),
+      ),
+    ).rejects.toThrow();
+    const { rows } = await t.owner.query(
+      `select snapshot->>'id' as id from record_revisions where record_id = $1`,
+      [draft.id],
+    );
+    expect(rows).toEqual([{ id: draft.id }]);
+  });
+
+  it('a local feature produces a new revision and a SUCCEEDED execution', async () => {
+    const draft = await create('  Spaced    out   title ');
+    const res = await alice.client.post<Execution>(
+      `${drafts()}/${draft.id}/features/normalize-text/executions`,
+      {},
+      {
+        headers: { 'if-match': '"1"' },
+      },
+    );
+    expect(res.status).toBe(201);
+    expect(res.headers.get('etag')).toBe('"2"');
+    expect(res.body.record).toMatchObject({ revision: 2, data: { title: 'Spaced out title' } });
+    expect(res.body.execution).toMatchObject({
+      featureId: 'normalize-text',
+      mode: 'local',
+      status: 'SUCCEEDED',
+      baseRevision: 1,
+      resultRevision: 2,
+    });
+    expect((await audit(draft.id)).map((a) => a.action)).toContain('FEATURE_NORMALIZE_TEXT_SUCCEEDED');
+  });
+
+  it('a feature that declares a direct external call fails closed as blocked_external', async () => {
+    const draft = await create('External');
+    const key = randomUUID();
+    const res = await alice.client.post<Execution>(
+      `${drafts()}/${draft.id}/features/publish-direct/executions`,
+      {},
+      { key },
+    );
+    expect(res.status).toBe(201);
+    expect(res.body.execution).toMatchObject({
+      mode: 'blocked_external',
+      status: 'BLOCKED',
+      baseRevision: 1,
+      resultRevision: null,
+    });
+    expect(res.body.record.revision).toBe(1);
+    expect((await alice.client.get<Draft>(`${drafts()}/${draft.id}`)).body.revision).toBe(1);
+    expect(await audit(draft.id)).toContainEqual({ action: 'FEATURE_PUBLISH_DIRECT_BLOCKED', revision: 1 });
+    const outbox = await t.owner.query(
+      'select count(*)::int as n from outbox_events where workspace_id = $1',
+      [alice.workspaceId],
+    );
+    expect(outbox.rows[0].n).toBe(0); // nothing was sent anywhere
+    // replay: same execution, no second one
+    const replay = await alice.client.post<Execution>(
+      `${drafts()}/${draft.id}/features/publish-direct/executions`,
+      {},
+      { key },
+    );
+    expect(replay.text).toBe(res.text);
+    const executions = await t.owner.query(
+      'select count(*)::int as n from feature_executions where record_id = $1',
+      [draft.id],
+    );
+    expect(executions.rows[0].n).toBe(1);
+  });
+
+  it('unknown features and ids answer 404 with problem+json', async () => {
+    const draft = await create();
+    const unknown = await alice.client.post(`${drafts()}/${draft.id}/features/teleport/executions`, {});
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ code: 'FEATURE_NOT_FOUND' });
+    expect((await alice.client.get(`${drafts()}/not-a-uuid`)).status).toBe(404);
+    expect((await alice.client.get(`${drafts()}/${randomUUID()}`)).body).toMatchObject({
+      code: 'RESOURCE_NOT_FOUND',
+    });
+  });
+
+  it('lists drafts newest first with a cursor', async () => {
+    const bob = await registerUser(api.url);
+    const path = `/v1/workspaces/${bob.workspaceId}/product-drafts`;
+    for (let i = 0; i < 5; i++)
+      expect((await bob.client.post(path, { title: `item ${i}` })).status).toBe(201);
+    const page1 = await bob.client.get<{ items: Draft[]; nextCursor: string }>(`${path}?limit=3`);
+    expect(page1.body.items.map((d) => d.data.title)).toEqual(['item 4', 'item 3', 'item 2']);
+    const page2 = await bob.client.get<{ items: Draft[]; nextCursor: string | null }>(
+      `${path}?limit=3&cursor=${page1.body.nextCursor}`,
+    );
+    expect(page2.body.items.map((d) => d.data.title)).toEqual(['item 1', 'item 0']);
+    expect(page2.body.nextCursor).toBeNull();
+  });
+});

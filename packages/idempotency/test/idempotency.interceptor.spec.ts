@@ -1,0 +1,85 @@
+import 'reflect-metadata';
+import type { CallHandler, ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { lastValueFrom, of } from 'rxjs';
+import {
+  FingerprintKeyring,
+  IDEMPOTENCY_REQUEST_FIELD,
+  Idempotent,
+  IdempotencyInterceptor,
+  IdempotencyKeyInvalidError,
+  IdempotencyKeyRequiredError,
+  IdempotentResponse,
+  type IdempotentRequestContext,
+} from '@listing/idempotency';
+
+class Routes {
+  @Idempotent({ required: true })
+  required() {}
+  @Idempotent({ required: false, meaningHeaders: ['if-match'] })
+  optional() {}
+  plain() {}
+}
+
+const ring = new FingerprintKeyring('k1', { k1: 'interceptor-secret-0123' });
+const interceptor = new IdempotencyInterceptor(new Reflector(), ring);
+
+function context(
+  handler: keyof Routes,
+  headers: Record<string, string>,
+  reply = { headers: {} as Record<string, string> },
+) {
+  const request: Record<string, unknown> = {
+    method: 'POST',
+    url: '/v1/things/?x=1',
+    headers,
+    body: { a: 1 },
+  };
+  const ctx = {
+    getType: () => 'http',
+    getHandler: () => Routes.prototype[handler],
+    getClass: () => Routes,
+    switchToHttp: () => ({
+      getRequest: () => request,
+      getResponse: () => ({ header: (n: string, v: string) => (reply.headers[n] = v) }),
+    }),
+  } as unknown as ExecutionContext;
+  return { ctx, request, reply };
+}
+const handler = (value: unknown): CallHandler => ({ handle: () => of(value) });
+
+describe('IdempotencyInterceptor', () => {
+  it('refuses a missing key on a route that requires one, before the handler runs', () => {
+    const { ctx } = context('required', {});
+    expect(() => interceptor.intercept(ctx, handler('x'))).toThrow(IdempotencyKeyRequiredError);
+  });
+
+  it('refuses a malformed key', () => {
+    const { ctx } = context('optional', { 'idempotency-key': 'nope' });
+    expect(() => interceptor.intercept(ctx, handler('x'))).toThrow(IdempotencyKeyInvalidError);
+  });
+
+  it('derives key, operation and fingerprint (with If-Match) for the handler', async () => {
+    const key = '8f421c70-1d2b-4c1e-9d53-3f0e3c2b1a00';
+    const { ctx, request, reply } = context('optional', { 'idempotency-key': `"${key}"`, 'if-match': '"4"' });
+    const body = await lastValueFrom(
+      interceptor.intercept(ctx, handler(new IdempotentResponse({ ok: true }, true))),
+    );
+    const derived = request[IDEMPOTENCY_REQUEST_FIELD] as IdempotentRequestContext;
+    expect(derived.key).toBe(key);
+    expect(derived.operation).toBe('POST /v1/things');
+    expect(
+      derived.fingerprint
+        .current()
+        .digest.equals(ring.fingerprint('POST /v1/things', { a: 1 }, { 'if-match': '"4"' }).current().digest),
+    ).toBe(true);
+    expect(body).toEqual({ ok: true });
+    expect(reply.headers['Idempotent-Replayed']).toBe('true');
+  });
+
+  it('routes without @Idempotent ignore the header entirely', async () => {
+    const { ctx, request } = context('plain', { 'idempotency-key': 'not even a uuid' });
+    expect(await lastValueFrom(interceptor.intercept(ctx, handler('plain')))).toBe('plain');
+    expect(request[IDEMPOTENCY_REQUEST_FIELD]).toBeUndefined();
+  });
+});

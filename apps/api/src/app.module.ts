@@ -2,6 +2,9 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import type { AppConfig } from './config/app-config';
 import { InfrastructureModule } from './infrastructure/infrastructure.module';
 import { AuthModule } from './modules/auth/auth.module';
+import { MaterialTransfersModule } from './modules/material-transfers/material-transfers.module';
+import { MediaModule } from './modules/media/media.module';
+import { ObjectStorageModule } from './modules/object-storage/object-storage.module';
 import { HealthModule } from './modules/health/health.module';
 import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { OperationsModule } from './modules/operations/operations.module';
@@ -31,6 +34,9 @@ export class AppModule {
         ProductDraftsModule,
         StoresModule,
         PublicationsModule,
+        ObjectStorageModule,
+        MediaModule,
+        MaterialTransfersModule,
       ],
     };
   }

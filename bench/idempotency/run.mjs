@@ -1,0 +1,520 @@
+#!/usr/bin/env node
+/**
+ * Idempotency benchmark (issue 3, item 4). One run:
+ *   1. recreates the bench database (name must contain "bench") and migrates it;
+ *   2. starts ONE API process (apps/api/dist/main.js) as a child;
+ *   3. registers one user (own workspace) per scenario;
+ *   4. warms every scenario up, then measures with autocannon, interleaved in rotating order
+ *      (round 1: a b c, round 2: b c a, round 3: c a b), same connections and duration for all:
+ *        a) POST product-draft without Idempotency-Key
+ *        b) the same with a fresh random UUID key per request
+ *        c) replays of one key (sent once before warm-up, then replayed)
+ *   5. checks every response (non-2xx, errors, timeouts, Idempotent-Replayed header) and the
+ *      rows created per workspace, prints a markdown table of medians and writes it to
+ *      bench/idempotency/last-run.md (+ last-run.json);
+ *   6. stops the API.
+ *
+ * Usage (from the repository root, after `pnpm install` and `pnpm run build`):
+ *   pnpm --filter @listing/bench run idempotency [-- options]
+ *   node bench/idempotency/run.mjs [--duration 10] [--connections 10] [--rounds 3]
+ *        [--warmup 3] [--build] [--profile] [--cpu-prof]
+ *
+ * --profile adds a separate, unmeasured-for-the-table pass per scenario with a probe preloaded
+ * into the API (pg round trips per request; with --cpu-prof also a V8 CPU profile per scenario).
+ *
+ * Environment: BENCH_DATABASE_URL (app role URL, default
+ * postgres://app_user:app_user@127.0.0.1:5432/listing_bench), ADMIN_DATABASE_URL (superuser,
+ * default postgres://postgres:postgres@127.0.0.1:5432/postgres), REDIS_URL, BENCH_PORT.
+ */
+import { spawn, execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+
+const { values: opts } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '3' },
+    warmup: { type: 'string', default: '3' },
+    build: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+    'cpu-prof': { type: 'boolean', default: false },
+  },
+});
+const DURATION = Number(opts.duration);
+const CONNECTIONS = Number(opts.connections);
+const ROUNDS = Number(opts.rounds);
+const WARMUP = Number(opts.warmup);
+
+const APP_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://app_user:app_user@127.0.0.1:5432/listing_bench';
+const ADMIN_URL = process.env.ADMIN_DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
+const DB_NAME = new URL(APP_URL).pathname.slice(1);
+if (!DB_NAME.includes('bench'))
+  throw new Error(`refusing database "${DB_NAME}": its name must contain "bench"`);
+const ADMIN_BENCH_URL = Object.assign(new URL(ADMIN_URL), { pathname: `/${DB_NAME}` }).toString();
+
+const log = (...args) => console.error('[bench]', ...args);
+
+// ---------------------------------------------------------------------------------------------
+// helpers
+
+function psql(url, query) {
+  return execFileSync('psql', [url, '-v', 'ON_ERROR_STOP=1', '-tAqc', query], { encoding: 'utf8' }).trim();
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function median(values) {
+  const sorted = [...values].sort((x, y) => x - y);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+// ---------------------------------------------------------------------------------------------
+// API process
+
+function startApi(port, extraEnv = {}, nodeArgs = [], ipc = false) {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'apps/api/dist/main.js')], {
+    cwd: root,
+    env: {
+      ...process.env,
+      // development: production refuses the development secrets (fingerprint, credential
+      // keys, ...) and NODE_ENV gates nothing on the request path.
+      NODE_ENV: 'development',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATABASE_URL: APP_URL,
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_WRITES_PER_MINUTE: '100000000',
+      RATE_LIMIT_AUTH_PER_MINUTE: '1000',
+      ACCESS_TOKEN_TTL_SECONDS: '3600',
+      IDEMPOTENCY_FINGERPRINT_KEYS: 'bench-1:bench-only-fingerprint-secret-0123456789',
+      IDEMPOTENCY_FINGERPRINT_KEY_ID: 'bench-1',
+      ...extraEnv,
+    },
+    stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  child.output = () => output;
+  child.stopping = false;
+  child.on('exit', (code, signal) => {
+    if (!child.stopping) log(`API pid ${child.pid} exited unexpectedly (code ${code}, signal ${signal})`);
+  });
+  return child;
+}
+
+async function waitReady(base, child) {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (exitedAlready(child)) throw new Error(`API exited (${child.exitCode}):\n${child.output()}`);
+    try {
+      const res = await fetch(`${base}/health/live`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  throw new Error(`API not ready after 30 s:\n${child.output()}`);
+}
+
+const exitedAlready = (child) => child.exitCode !== null || child.signalCode !== null;
+
+async function stopApi(child) {
+  if (!child || exitedAlready(child)) return;
+  child.stopping = true;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+// ---------------------------------------------------------------------------------------------
+// scenarios
+
+async function register(base, label) {
+  const res = await fetch(`${base}/v1/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      email: `bench-${label}-${randomUUID()}@example.test`,
+      password: 'bench-password-123',
+      workspaceName: `bench ${label}`,
+    }),
+  });
+  if (res.status !== 201 && res.status !== 200)
+    throw new Error(`register ${label}: ${res.status} ${await res.text()}`);
+  const body = await res.json();
+  return { token: body.accessToken, workspaceId: body.workspace.id };
+}
+
+const BODY = JSON.stringify({ title: 'Benchmark draft' });
+
+function makeScenario(name, label, user, keyMode) {
+  const replayKey = keyMode === 'replay' ? randomUUID() : null;
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${user.token}` };
+  return {
+    name,
+    label,
+    user,
+    replayKey,
+    headers,
+    // Every scenario rebuilds its request per request through setupRequest, so the load
+    // generator does the same work in a, b and c (only the header value differs).
+    setupRequest(req) {
+      const h = { ...headers };
+      if (keyMode === 'fresh') h['idempotency-key'] = randomUUID();
+      else if (keyMode === 'replay') h['idempotency-key'] = replayKey;
+      return { ...req, headers: h };
+    },
+    expectReplayed: keyMode === 'replay',
+  };
+}
+
+async function runAutocannon(base, scenario, seconds) {
+  const check = { replayedWrong: 0, checked: 0 };
+  const instance = autocannon({
+    url: `${base}/v1/workspaces/${scenario.user.workspaceId}/product-drafts`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    method: 'POST',
+    body: BODY,
+    headers: scenario.headers,
+    requests: [
+      {
+        method: 'POST',
+        body: BODY,
+        setupRequest: scenario.setupRequest,
+        onResponse(status, _body, _context, headers) {
+          check.checked++;
+          const replayed = headers['idempotent-replayed'] === 'true';
+          if (status >= 200 && status < 300 && replayed !== scenario.expectReplayed) check.replayedWrong++;
+        },
+      },
+    ],
+  });
+  const result = await instance;
+  if (scenario.api && exitedAlready(scenario.api))
+    throw new Error(`the API process died during ${scenario.name}`);
+  return {
+    rps: result.requests.average,
+    total2xx: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    sent: result.requests.sent,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    mean: result.latency.average,
+    replayedWrong: check.replayedWrong,
+  };
+}
+
+function countRows(workspaceId) {
+  const n = (table, extra = '') =>
+    Number(
+      psql(ADMIN_BENCH_URL, `select count(*) from ${table} where workspace_id = '${workspaceId}' ${extra}`),
+    );
+  return {
+    records: n('records', `and module_code = 'product_draft'`),
+    revisions: n('record_revisions'),
+    audit: n('audit_events', `and action = 'RECORD_CREATED'`),
+    idempotency: n('idempotency_requests'),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// main
+
+async function main() {
+  const started = new Date();
+  if (opts.build) {
+    log('building (pnpm run build)');
+    execFileSync('pnpm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+  }
+  if (
+    !existsSync(path.join(root, 'apps/api/dist/main.js')) ||
+    !existsSync(path.join(root, 'packages/db/dist/setup-cli.js'))
+  ) {
+    throw new Error('build output missing: run `pnpm run build` first (or pass --build)');
+  }
+
+  log(`recreating database ${DB_NAME}`);
+  psql(ADMIN_URL, `drop database if exists "${DB_NAME}" with (force)`);
+  execFileSync(process.execPath, [path.join(root, 'packages/db/dist/setup-cli.js')], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: APP_URL, ADMIN_DATABASE_URL: ADMIN_URL },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+
+  const port = Number(process.env.BENCH_PORT ?? (await freePort()));
+  const base = `http://127.0.0.1:${port}`;
+  let api = startApi(port);
+  const cleanup = () => api?.kill('SIGKILL');
+  process.on('exit', cleanup);
+  try {
+    await waitReady(base, api);
+    log(`API pid ${api.pid} on ${base}`);
+    const apiProcess = api;
+
+    const scenarios = [
+      makeScenario('a', 'create, no key', await register(base, 'a'), 'none'),
+      makeScenario('b', 'create, fresh key per request', await register(base, 'b'), 'fresh'),
+      makeScenario('c', 'replay of one key', await register(base, 'c'), 'replay'),
+    ];
+    for (const s of scenarios) s.api = apiProcess;
+    const c = scenarios[2];
+    const first = await fetch(`${base}/v1/workspaces/${c.user.workspaceId}/product-drafts`, {
+      method: 'POST',
+      headers: { ...c.headers, 'idempotency-key': c.replayKey },
+      body: BODY,
+    });
+    if (first.status !== 201) throw new Error(`first keyed request: ${first.status} ${await first.text()}`);
+    const firstBody = await first.text();
+    const replay = await fetch(`${base}/v1/workspaces/${c.user.workspaceId}/product-drafts`, {
+      method: 'POST',
+      headers: { ...c.headers, 'idempotency-key': c.replayKey },
+      body: BODY,
+    });
+    if (
+      replay.status !== 201 ||
+      replay.headers.get('idempotent-replayed') !== 'true' ||
+      (await replay.text()) !== firstBody
+    ) {
+      throw new Error('replay check failed: expected 201, Idempotent-Replayed: true and the first body');
+    }
+
+    const sums = Object.fromEntries(scenarios.map((s) => [s.name, { ok: 0, sent: 0 }]));
+    const record = (s, r) => {
+      sums[s.name].ok += r.total2xx;
+      sums[s.name].sent += r.sent;
+    };
+
+    for (const s of scenarios) {
+      log(`warm-up ${s.name} (${WARMUP} s)`);
+      const r = await runAutocannon(base, s, WARMUP);
+      record(s, r);
+      if (r.non2xx || r.errors || r.timeouts)
+        throw new Error(`warm-up ${s.name} failed: ${JSON.stringify(r)}`);
+    }
+
+    const runs = Object.fromEntries(scenarios.map((s) => [s.name, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = scenarios.map((_, i) => scenarios[(i + round) % scenarios.length]);
+      for (const s of order) {
+        const r = await runAutocannon(base, s, DURATION);
+        record(s, r);
+        runs[s.name].push(r);
+        log(
+          `round ${round + 1} ${s.name}: ${r.rps.toFixed(0)} req/s p50 ${r.p50} ms p99 ${r.p99} ms` +
+            ` 2xx ${r.total2xx} non2xx ${r.non2xx} errors ${r.errors} timeouts ${r.timeouts} replayed-header-wrong ${r.replayedWrong}`,
+        );
+      }
+    }
+
+    // Let in-flight requests cut off at the end of the last window finish before counting.
+    await sleep(500);
+    const rows = Object.fromEntries(scenarios.map((s) => [s.name, countRows(s.user.workspaceId)]));
+
+    if (exitedAlready(api)) throw new Error('the API process died during the run');
+    log('row counts', JSON.stringify(rows));
+    let probe = null;
+    if (opts.profile) {
+      await stopApi(api);
+      try {
+        probe = await profilePass(port, base, scenarios);
+      } catch (error) {
+        log(`profile pass failed (the measured results stand): ${error.message}`);
+      }
+      api = null;
+    }
+
+    // ------------------------------------------------------------------ report
+    const summary = {};
+    for (const s of scenarios) {
+      const rs = runs[s.name];
+      summary[s.name] = {
+        rps: median(rs.map((r) => r.rps)),
+        p50: median(rs.map((r) => r.p50)),
+        p99: median(rs.map((r) => r.p99)),
+        rpsAll: rs.map((r) => Math.round(r.rps)),
+        bad: rs.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts + r.replayedWrong, 0),
+      };
+    }
+    const ratio = (x) => summary[x].rps / summary.a.rps;
+
+    // Row checks. Manual requests: c sent 2 (first + one replay check) before autocannon.
+    // autocannon stops at the deadline with up to `connections` requests in flight; those may
+    // still commit, so a (b) row count lies between the 2xx count and the sent count.
+    const checks = [];
+    for (const name of ['a', 'b']) {
+      const { ok, sent } = sums[name];
+      const n = rows[name].records;
+      const pass =
+        n >= ok &&
+        n <= sent &&
+        rows[name].revisions === n &&
+        rows[name].audit === n &&
+        rows[name].idempotency === (name === 'b' ? n : 0);
+      checks.push({
+        name,
+        pass,
+        text: `(${name}) drafts ${n} (2xx ${ok}, sent ${sent}), revisions ${rows[name].revisions}, audit ${rows[name].audit}, idempotency rows ${rows[name].idempotency}`,
+      });
+    }
+    {
+      const r = rows.c;
+      const pass = r.records === 1 && r.revisions === 1 && r.audit === 1 && r.idempotency === 1;
+      checks.push({
+        name: 'c',
+        pass,
+        text: `(c) drafts ${r.records}, revisions ${r.revisions}, audit ${r.audit}, idempotency rows ${r.idempotency} after ${sums.c.ok + 2} 2xx responses`,
+      });
+    }
+    const valid = scenarios.every((s) => summary[s.name].bad === 0) && checks.every((c) => c.pass);
+
+    const fmt = (n) => Math.round(n).toLocaleString('en-US');
+    const lines = [];
+    lines.push(
+      `Run ${started.toISOString()} — autocannon -c ${CONNECTIONS}, ${DURATION} s per window, ${ROUNDS} rounds interleaved (rotating order), ${WARMUP} s warm-up per scenario; medians.`,
+    );
+    lines.push('');
+    lines.push('| scenario | req/s (median) | p50 ms | p99 ms | req/s per round | errors |');
+    lines.push('|---|---:|---:|---:|---|---:|');
+    for (const s of scenarios) {
+      const x = summary[s.name];
+      lines.push(
+        `| (${s.name}) ${s.label} | ${fmt(x.rps)} | ${x.p50} | ${x.p99} | ${x.rpsAll.map(fmt).join(' / ')} | ${x.bad} |`,
+      );
+    }
+    lines.push('');
+    lines.push(`| ratio | value | goal | met |`);
+    lines.push('|---|---:|---:|---|');
+    lines.push(`| b/a | ${ratio('b').toFixed(2)} | ≥ 0.75 | ${ratio('b') >= 0.75 ? 'yes' : 'no'} |`);
+    lines.push(`| c/a | ${ratio('c').toFixed(2)} | ≥ 2.0 | ${ratio('c') >= 2 ? 'yes' : 'no'} |`);
+    lines.push('');
+    lines.push('Row checks:');
+    for (const c of checks) lines.push(`- ${c.pass ? 'ok' : 'FAIL'} ${c.text}`);
+    lines.push('');
+    lines.push(
+      `Run valid: ${valid ? 'yes' : 'NO'} (every response 2xx, replay header as expected, row counts as expected).`,
+    );
+    if (probe) {
+      lines.push('');
+      lines.push('Profile pass (separate API process with the probe preloaded; not used for the table):');
+      lines.push('');
+      lines.push('| scenario | req/s (probe run) | pg round trips per request |');
+      lines.push('|---|---:|---:|');
+      for (const s of scenarios) {
+        const p = probe[s.name];
+        lines.push(`| (${s.name}) | ${fmt(p.rps)} | ${p.perRequest.toFixed(2)} |`);
+      }
+      if (opts['cpu-prof']) lines.push('', `CPU profiles: bench/idempotency/profiles/{a,b,c}.cpuprofile`);
+    }
+    lines.push('');
+    let head = '?';
+    try {
+      head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    } catch {
+      // not a git checkout
+    }
+    lines.push(`Code: git HEAD ${head} (the API runs from apps/api/dist as built in this checkout).`);
+    lines.push(
+      `Machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; load average at end ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}.`,
+    );
+    const markdown = lines.join('\n');
+    console.log(markdown);
+    writeFileSync(path.join(here, 'last-run.md'), `# Last run\n\n${markdown}\n`);
+    writeFileSync(
+      path.join(here, 'last-run.json'),
+      JSON.stringify(
+        { started, opts, summary, runs, rows, sums, checks, probe, valid, loadavg: os.loadavg() },
+        null,
+        2,
+      ),
+    );
+    if (!valid) process.exitCode = 1;
+  } finally {
+    await stopApi(api);
+    process.off('exit', cleanup);
+  }
+}
+
+/** One short window per scenario on a fresh API process with the probe preloaded. */
+async function profilePass(port, base, scenarios) {
+  const out = {};
+  const profDir = path.join(here, 'profiles');
+  if (opts['cpu-prof']) mkdirSync(profDir, { recursive: true });
+  for (const s of scenarios) {
+    const env = {};
+    if (opts['cpu-prof']) env.BENCH_CPU_PROFILE = path.join(profDir, `${s.name}.cpuprofile`);
+    const child = startApi(port, env, ['--require', path.join(here, 'preload-probe.cjs')], true);
+    try {
+      await waitReady(base, child);
+      s.api = child;
+      await runAutocannon(base, s, 2); // warm-up (c: refills the replay cache from the database)
+      const signal = () =>
+        new Promise((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error('probe did not answer in 30 s')), 30_000);
+          child.once('message', (m) => {
+            clearTimeout(timer);
+            resolve(m);
+          });
+          child.send('bench-probe');
+        });
+      await signal();
+      const r = await runAutocannon(base, s, 5);
+      await sleep(300); // in-flight tail
+      const { queries } = await signal();
+      out[s.name] = { rps: r.rps, queries, responses: r.total2xx, perRequest: queries / r.total2xx };
+      log(`profile ${s.name}: ${queries} pg round trips / ${r.total2xx} responses`);
+    } finally {
+      await stopApi(child);
+    }
+  }
+  return out;
+}
+
+let finished = false;
+process.on('beforeExit', () => {
+  // An awaited event that can never come (e.g. a child killed from outside) drains the loop.
+  if (!finished) {
+    console.error('[bench] aborted: the event loop drained before the run finished');
+    process.exitCode = 1;
+  }
+});
+main()
+  .catch((error) => {
+    console.error(error);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    finished = true;
+  });

@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
+import { registerRawImageBodyParser } from './modules/media/raw-image-body.parser';
 import { ProblemDetailsFilter } from './common/problem-details.filter';
 import type { AppConfig } from './config/app-config';
 import { installHttpOps, requestId } from './ops/http-ops.installer';
@@ -27,6 +28,7 @@ export async function createApp(
     requestIdLogLabel: 'requestId',
     genReqId: (request: IncomingMessage) => requestId(request.headers['x-request-id']),
   });
+  registerRawImageBodyParser(adapter); // media content uploads (raw bytes)
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     logger: new PinoNestLogger(logger.child({ context: 'nest' })),
   });

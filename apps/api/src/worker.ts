@@ -12,6 +12,7 @@ import {
 import { Queue } from 'bullmq';
 import { loadOutboxConfig, type OutboxConfig } from './config/outbox-config';
 import { registerCapabilityHandlers } from './modules/platform/capability-handlers';
+import { registerMediaJobHandlers } from './modules/media/media-job-registration';
 import { onShutdown } from './outbox/graceful-shutdown';
 import { createLogger, logLevelFromEnv, outboxLogger } from './ops/logger.factory';
 import { startRoleOps } from './ops/role-ops';
@@ -43,6 +44,7 @@ async function main() {
     registry.registerHandlers(new TestEffectHandlers(db, config.OUTBOX_TEST_EFFECT_MODE));
   }
   // Domain handlers register here as the features arrive.
+  registerMediaJobHandlers(registry, db, logger);
   registerCapabilityHandlers(registry, {
     databaseUrl: config.DATABASE_URL,
     poolSize: config.DATABASE_POOL_SIZE,

@@ -1,0 +1,33 @@
+import type { IdempotencyResultPolicy } from '@listing/idempotency';
+import { IntegrityError } from '../../common/domain-errors';
+import type { OperationView } from '../operations/operation-view';
+import type { OperationsRepository } from '../operations/operations.repository';
+import type { MaterialTransferView } from './material-transfer-view';
+import type { MaterialTransfersRepository } from './material-transfers.repository';
+
+export interface TransferAccepted {
+  transfer: MaterialTransferView;
+  operation: OperationView;
+}
+
+/** Ids only in the envelope; restore rebuilds the 202 body from columns that never change. */
+export function transferAcceptedPolicy(
+  transfers: MaterialTransfersRepository,
+  operations: OperationsRepository,
+): IdempotencyResultPolicy<TransferAccepted> {
+  return {
+    name: 'material-transfer-accepted-reference-v1',
+    serialize: (r) => ({ transferId: r.transfer.id, operationId: r.operation.id }),
+    async restore(stored) {
+      const ref = stored as { transferId: string; operationId: string };
+      const [transfer, operation] = await Promise.all([
+        transfers.findAsAccepted(ref.transferId),
+        operations.findAsAccepted(ref.operationId),
+      ]);
+      if (!transfer || !operation || transfer.operationId !== operation.id) {
+        throw new IntegrityError('the transfer of a stored result no longer exists');
+      }
+      return { transfer, operation };
+    },
+  };
+}

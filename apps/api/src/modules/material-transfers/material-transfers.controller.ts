@@ -1,0 +1,56 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
+import {
+  Idempotent,
+  IdempotencyRequest,
+  IdempotentResponse,
+  type IdempotentRequestContext,
+} from '@listing/idempotency';
+import type { z } from 'zod';
+import { ParseIdPipe } from '../../common/http-params';
+import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
+import { ZodValidationPipe } from '../../common/zod-validation.pipe';
+import { AuthGuard } from '../auth/auth.guard';
+import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
+import { createTransferSchema, listQuerySchema, type CreateTransfer } from './material-transfer.dto';
+import { MaterialTransfersService } from './material-transfers.service';
+
+interface Reply {
+  header(name: string, value: string): unknown;
+}
+
+@Controller('v1/workspaces/:workspaceId/material-transfers')
+@UseGuards(AuthGuard, RateLimitGuard)
+@RateLimit('writes')
+export class MaterialTransfersController {
+  constructor(private readonly transfers: MaterialTransfersService) {}
+
+  @Post()
+  @HttpCode(202)
+  @Idempotent({ required: true })
+  async create(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @IdempotencyRequest() idem: IdempotentRequestContext,
+    @Body(new ZodValidationPipe(createTransferSchema)) body: CreateTransfer,
+    @Res({ passthrough: true }) reply: Reply,
+  ) {
+    const outcome = await this.transfers.create(auth, idem, body.sourceUrl);
+    reply.header('location', `/v1/workspaces/${auth.workspaceId}/operations/${outcome.result.operation.id}`);
+    return new IdempotentResponse(outcome.result, outcome.replayed);
+  }
+
+  @Get()
+  list(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @Query(new ZodValidationPipe(listQuerySchema)) query: z.infer<typeof listQuerySchema>,
+  ) {
+    return this.transfers.list(auth, query.limit, query.cursor);
+  }
+
+  @Get(':transferId')
+  async get(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @Param('transferId', new ParseIdPipe('material transfer')) id: string,
+  ) {
+    return { transfer: await this.transfers.get(auth, id) };
+  }
+}

@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { Database } from '@listing/db';
+import {
+  IdempotencyService,
+  type IdempotentOutcome,
+  type IdempotentRequestContext,
+} from '@listing/idempotency';
+import { OutboxWriter } from '@listing/outbox';
+import { ResourceNotFoundError } from '../../common/domain-errors';
+import { keysetPage } from '../../common/keyset-cursor';
+import type { WorkspaceAuthContext } from '../../common/request-context';
+import { MEDIA_CONFIG, type MediaConfig } from '../../config/media-config';
+import { OBJECT_STORAGE, type ObjectStorage } from '../object-storage/object-storage';
+import { OperationsRepository } from '../operations/operations.repository';
+import { isImageType, sniffImageType } from './image-sniffer';
+import { mediaAcceptedPolicy, mediaCreatedPolicy, type MediaAccepted } from './media-result-policies';
+import type { MediaView } from './media-view';
+import type { CreateUpload } from './media.dto';
+import {
+  ContentLengthRequiredError,
+  MediaSizeMismatchError,
+  MediaStateConflictError,
+  MediaTooLargeError,
+  MediaTypeMismatchError,
+  MediaTypeUnsupportedError,
+} from './media.errors';
+import { mediaProcessJob, originalKey } from './media.jobs';
+import { MediaRepository } from './media.repository';
+
+/**
+ * Media uploads: create (Idempotency-Key, 201) → PUT the bytes (checked against the declaration
+ * and by magic bytes) → complete (Idempotency-Key, 202 + operation) → the worker derives.
+ */
+@Injectable()
+export class MediaService {
+  constructor(
+    private readonly db: Database,
+    private readonly idempotency: IdempotencyService,
+    private readonly media: MediaRepository,
+    private readonly operations: OperationsRepository,
+    private readonly outbox: OutboxWriter,
+    @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
+    @Inject(MEDIA_CONFIG) private readonly config: MediaConfig,
+  ) {}
+
+  createUpload(
+    auth: WorkspaceAuthContext,
+    idem: IdempotentRequestContext,
+    body: CreateUpload,
+  ): Promise<IdempotentOutcome<MediaView>> {
+    return this.idempotency.runPrepared({
+      owner: auth,
+      key: idem.key,
+      operation: idem.operation,
+      fingerprint: idem.fingerprint,
+      policy: mediaCreatedPolicy(this.media),
+      status: 201,
+      prepare: async () => {
+        const contentType = body.contentType.trim().toLowerCase();
+        if (!isImageType(contentType)) throw new MediaTypeUnsupportedError();
+        if (body.size > this.config.MEDIA_MAX_BYTES)
+          throw new MediaTooLargeError(this.config.MEDIA_MAX_BYTES);
+        return { ...body, contentType };
+      },
+      work: async (upload) => {
+        const id = randomUUID();
+        await this.media.insert({
+          id,
+          filename: upload.filename,
+          contentType: upload.contentType,
+          size: upload.size,
+          originalKey: originalKey(auth.workspaceId, id),
+          createdBy: auth.userId,
+        });
+        return (await this.media.findAsCreated(id))!;
+      },
+    });
+  }
+
+  /**
+   * Stores the content. The row is locked for the whole step so a concurrent complete waits and
+   * then sees the final bytes; after complete the content is frozen (409). Repeating the PUT with
+   * the same bytes is harmless: the object is replaced by identical bytes.
+   */
+  uploadContent(
+    auth: WorkspaceAuthContext,
+    id: string,
+    contentLength: string | undefined,
+    bytes: Buffer,
+  ): Promise<MediaView> {
+    return this.db.withWorkspace(auth.workspaceId, async () => {
+      const row = await this.media.findRow(id, { lock: true });
+      if (!row) throw new ResourceNotFoundError('media');
+      if (row.status !== 'awaiting_content' && row.status !== 'uploaded') {
+        throw new MediaStateConflictError(row.status, 'upload content to');
+      }
+      if (contentLength === undefined || !/^\d+$/.test(contentLength)) throw new ContentLengthRequiredError();
+      const declared = Number(row.declared_size);
+      if (bytes.length > this.config.MEDIA_MAX_BYTES)
+        throw new MediaTooLargeError(this.config.MEDIA_MAX_BYTES);
+      if (Number(contentLength) !== bytes.length || bytes.length !== declared) {
+        throw new MediaSizeMismatchError(declared, bytes.length);
+      }
+      const actual = sniffImageType(bytes);
+      if (actual !== row.content_type) throw new MediaTypeMismatchError(row.content_type, actual);
+      await this.storage.put(row.original_key, bytes, { contentType: row.content_type });
+      await this.media.markUploaded(id);
+      return (await this.media.find(id))!;
+    });
+  }
+
+  complete(
+    auth: WorkspaceAuthContext,
+    idem: IdempotentRequestContext,
+    id: string,
+  ): Promise<IdempotentOutcome<MediaAccepted>> {
+    return this.idempotency.runPrepared({
+      owner: auth,
+      key: idem.key,
+      operation: idem.operation,
+      fingerprint: idem.fingerprint,
+      policy: mediaAcceptedPolicy(this.media, this.operations),
+      status: 202,
+      prepare: async () => undefined,
+      work: async () => {
+        const row = await this.media.findRow(id, { lock: true });
+        if (!row) throw new ResourceNotFoundError('media');
+        if (row.status !== 'uploaded') throw new MediaStateConflictError(row.status, 'complete');
+        const operationId = randomUUID();
+        await this.operations.create({
+          id: operationId,
+          kind: 'media.process',
+          resourceType: 'media',
+          resourceId: id,
+          createdBy: auth.userId,
+        });
+        await this.media.markProcessing(id, operationId);
+        await this.outbox.appendJob(mediaProcessJob, { mediaId: id, operationId });
+        const [media, operation] = await Promise.all([
+          this.media.findAsAccepted(id),
+          this.operations.findAsAccepted(operationId),
+        ]);
+        return { media: media!, operation: operation! };
+      },
+    });
+  }
+
+  get(auth: WorkspaceAuthContext, id: string): Promise<MediaView> {
+    return this.db.withWorkspace(auth.workspaceId, async () => {
+      const view = await this.media.find(id);
+      if (!view) throw new ResourceNotFoundError('media');
+      return view;
+    });
+  }
+
+  list(auth: WorkspaceAuthContext, limit: number, cursor?: string) {
+    return this.db.withWorkspace(auth.workspaceId, () =>
+      keysetPage(limit, cursor, (n, after) => this.media.list(n, after)),
+    );
+  }
+}

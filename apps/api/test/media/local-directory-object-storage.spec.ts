@@ -1,0 +1,58 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { LocalDirectoryObjectStorage } from '../../src/modules/object-storage/local-directory-object-storage';
+import { ObjectStorageError } from '../../src/modules/object-storage/object-storage';
+
+describe('LocalDirectoryObjectStorage', () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'objects-'));
+  const storage = new LocalDirectoryObjectStorage(root);
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('puts, heads, gets and deletes by key with content type and SHA-256', async () => {
+    const body = Buffer.from('hello object');
+    const put = await storage.put('ws/a/original', body, { contentType: 'image/png' });
+    const sha256 = createHash('sha256').update(body).digest('hex');
+    expect(put).toEqual({ key: 'ws/a/original', size: body.length, contentType: 'image/png', sha256 });
+    expect(await storage.head('ws/a/original')).toEqual(put);
+    expect((await storage.get('ws/a/original'))!.body.equals(body)).toBe(true);
+    expect(readdirSync(path.join(root, 'tmp'))).toEqual([]); // nothing left staged
+    expect(await storage.delete('ws/a/original')).toBe(true);
+    expect(await storage.head('ws/a/original')).toBeNull();
+    expect(await storage.get('ws/a/original')).toBeNull();
+    expect(await storage.delete('ws/a/original')).toBe(false);
+  });
+
+  it('putIfAbsent writes once: a second call leaves the first object untouched', async () => {
+    const first = await storage.putIfAbsent('ws/b/thumb.png', Buffer.from('one'), {
+      contentType: 'image/png',
+    });
+    const file = path.join(root, 'data', 'ws', 'b', 'thumb.png');
+    const before = statSync(file);
+    const second = await storage.putIfAbsent('ws/b/thumb.png', Buffer.from('two'), {
+      contentType: 'image/png',
+    });
+    expect(first.created).toBe(true);
+    expect(second).toEqual({ created: false, object: first.object });
+    expect(statSync(file).ino).toBe(before.ino);
+    expect((await storage.get('ws/b/thumb.png'))!.body.toString()).toBe('one');
+  });
+
+  it('treats data without its meta (a crash between the renames) as absent, and detects corruption', async () => {
+    await storage.put('ws/c/x', Buffer.from('abc'), { contentType: 'image/gif' });
+    rmSync(path.join(root, 'meta', 'ws', 'c', 'x.json'));
+    expect(await storage.head('ws/c/x')).toBeNull();
+    await storage.put('ws/c/y', Buffer.from('abc'), { contentType: 'image/gif' });
+    writeFileSync(path.join(root, 'data', 'ws', 'c', 'y'), 'xyz'); // same size, other bytes
+    await expect(storage.get('ws/c/y')).rejects.toMatchObject({ code: 'OBJECT_CORRUPT' });
+  });
+
+  it('refuses keys that could escape the root', async () => {
+    for (const key of ['../etc/passwd', '/abs', 'a/../../b', 'a//b', '', 'a/./b']) {
+      await expect(storage.put(key, Buffer.from('x'), { contentType: 'image/png' })).rejects.toBeInstanceOf(
+        ObjectStorageError,
+      );
+    }
+  });
+});

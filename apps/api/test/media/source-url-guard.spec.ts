@@ -1,0 +1,129 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fetchSource, SourceFetchError } from '../../src/modules/material-transfers/source-fetcher';
+import {
+  checkSourceUrl,
+  isNonPublicAddress,
+  parseAllowlist,
+  sourceKeyOf,
+  SourceRejectedError,
+} from '../../src/modules/material-transfers/source-url-guard';
+
+describe('source URL guard', () => {
+  const allow = parseAllowlist('cdn.example.com, 127.0.0.1:4010, images.example.org:8443');
+
+  it('allows only allowlisted host[:port] over http(s)', () => {
+    expect(checkSourceUrl('https://cdn.example.com/a.png', allow).href).toBe('https://cdn.example.com/a.png');
+    expect(checkSourceUrl('http://127.0.0.1:4010/m.png#frag', allow).href).toBe(
+      'http://127.0.0.1:4010/m.png',
+    );
+    expect(checkSourceUrl('https://images.example.org:8443/x.jpg', allow).hostname).toBe(
+      'images.example.org',
+    );
+    const refused = [
+      'http://127.0.0.1:4011/m.png', // other port on an allowlisted address
+      'http://169.254.169.254/latest/meta-data/',
+      'https://cdn.example.com:8443/a.png', // a port-less entry allows the default port only
+      'https://evil.example.com/a.png',
+      'https://cdn.example.com.evil.test/a.png',
+      'ftp://cdn.example.com/a.png',
+      'file:///etc/passwd',
+      'https://user:pw@cdn.example.com/a.png',
+      'not a url',
+    ];
+    for (const url of refused) {
+      expect(() => checkSourceUrl(url, allow)).toThrow(SourceRejectedError);
+    }
+  });
+
+  it('classifies non-public addresses, including IPv4 embedded in IPv6', () => {
+    for (const ip of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '172.31.255.255',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '224.0.0.1',
+      '255.255.255.255',
+      '::1',
+      '::',
+      'fe80::1',
+      'fd00::1',
+      'ff02::1',
+      '::ffff:127.0.0.1',
+      '::ffff:a9fe:a9fe', // 169.254.169.254
+      '64:ff9b::10.0.0.1',
+      'not-an-ip',
+    ]) {
+      expect({ ip, blocked: isNonPublicAddress(ip) }).toEqual({ ip, blocked: true });
+    }
+    for (const ip of ['8.8.8.8', '93.184.216.34', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) {
+      expect({ ip, blocked: isNonPublicAddress(ip) }).toEqual({ ip, blocked: false });
+    }
+  });
+
+  it('derives a source key without signatures or fragments (dedupe key, safe to show)', () => {
+    const url = new URL(
+      'HTTPS://CDN.example.com:443/p/a.png?w=10&X-Amz-Signature=abc&X-Amz-Credential=k&Expires=1#x',
+    );
+    expect(sourceKeyOf(url)).toBe('https://cdn.example.com/p/a.png?w=10');
+    expect(sourceKeyOf(new URL('https://cdn.example.com/a.png?sig=1&se=2'))).toBe(
+      'https://cdn.example.com/a.png',
+    );
+  });
+
+  it('refuses a malformed allowlist entry', () => {
+    expect(() => parseAllowlist('cdn.example.com/path')).toThrow(/MATERIAL_SOURCE_ALLOWLIST/);
+  });
+});
+
+describe('fetchSource', () => {
+  let server: Server;
+  let port: number;
+  let hits = 0;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      hits += 1;
+      if (req.url === '/big') {
+        res.writeHead(200, { 'content-type': 'image/png' });
+        res.end(Buffer.alloc(5000));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'image/png' });
+      res.end(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const options = (allowlist: string, maxBytes = 1_000_000) => ({
+    allowlist: parseAllowlist(allowlist),
+    maxRedirects: 2,
+    maxBytes,
+    timeoutMs: 3000,
+  });
+
+  it('refuses an allowlisted host NAME that resolves to loopback, before any connection', async () => {
+    hits = 0;
+    const error = await fetchSource(`http://localhost:${port}/a.png`, options(`localhost:${port}`)).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(SourceFetchError);
+    expect(error).toMatchObject({ code: 'SOURCE_NOT_ALLOWED', permanent: true });
+    expect(hits).toBe(0);
+  });
+
+  it('fetches from an explicitly allowlisted IP literal and bounds the size by counting bytes', async () => {
+    const ok = await fetchSource(`http://127.0.0.1:${port}/a.png`, options(`127.0.0.1:${port}`));
+    expect(ok.contentType).toBe('image/png');
+    expect(ok.body.length).toBe(8);
+    await expect(
+      fetchSource(`http://127.0.0.1:${port}/big`, options(`127.0.0.1:${port}`, 1024)),
+    ).rejects.toMatchObject({ code: 'MEDIA_TOO_LARGE', permanent: true });
+  });
+});

@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Inject, ServiceUnavailableException } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, Res } from '@nestjs/common';
 import { Database } from '@listing/db';
 import type { Redis } from 'ioredis';
 import { REDIS } from '../../infrastructure/infrastructure.module';
@@ -25,12 +25,17 @@ export class HealthController {
    * fast: a Redis client that is reconnecting counts as down instead of queueing the PING.
    */
   @Get('ready')
-  async ready() {
+  async ready(@Res({ passthrough: true }) reply: { status(code: number): unknown }) {
     // The shared client connects lazily: the first probe may be what opens it.
     if (this.redis.status === 'wait') await this.redis.connect().catch(() => undefined);
     const report = await checkReadiness(this.db, this.redis);
-    if (this.lifecycle.draining) throw new ServiceUnavailableException({ ...report, status: 'stopping' });
-    if (report.status !== 'ok') throw new ServiceUnavailableException(report);
+    // The answer is the report itself, not a problem+json error (the filter maps unknown 5xx
+    // exceptions to 500): load balancers and orchestrators key on the 503.
+    if (this.lifecycle.draining) {
+      reply.status(503);
+      return { ...report, status: 'stopping' };
+    }
+    if (report.status !== 'ok') reply.status(503);
     return report;
   }
 }

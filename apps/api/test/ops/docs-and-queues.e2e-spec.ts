@@ -1,0 +1,152 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { chromium, type Browser } from 'playwright-core';
+import { useTestDatabase } from '@listing/testing';
+import { STATUS } from '../../src/common/problem-details.filter';
+import { killAll } from '../outbox/processes';
+import { spawnApi, type RunningApi } from './ops-stack';
+
+const t = useTestDatabase();
+jest.setTimeout(120_000);
+
+const ADMIN_TOKEN = 'admin-token-for-the-ops-suite-0123456789';
+const SCREENSHOTS = path.resolve(__dirname, '..', '..', '..', '..', '.artifacts', 'screenshots');
+
+/** Debian's chromium, headless, never a downloaded browser; flags keep it off the network. */
+async function launch(profile: string): Promise<Browser> {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      `--user-data-dir=${profile}`,
+    ],
+  });
+}
+
+describe('/docs and /admin/queues', () => {
+  let api: RunningApi;
+  let browser: Browser | null = null;
+  let profile: string;
+  const queueName = 'ops-board-demo';
+
+  beforeAll(async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    profile = mkdtempSync(path.join(tmpdir(), 'ops-chromium-'));
+    api = await spawnApi(t, { ADMIN_TOKEN });
+    // A queue with a waiting job, so the board has something to show.
+    const connection = new Redis(t.info.redisUrl, { maxRetriesPerRequest: null });
+    const queue = new Queue(queueName, { connection, prefix: t.info.bullPrefix });
+    await queue.add('demo-job', { n: 1 });
+    await queue.close();
+    connection.disconnect();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await killAll();
+    rmSync(profile, { recursive: true, force: true });
+  });
+
+  it('serves an OpenAPI 3.1 document with idempotency, problem codes, If-Match, 202 + operation and bearer auth', async () => {
+    const res = await fetch(`${api.url}/docs/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as {
+      openapi: string;
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            parameters?: Array<{ $ref?: string; name?: string }>;
+            security?: unknown;
+            responses: Record<string, unknown>;
+            requestBody?: unknown;
+          }
+        >
+      >;
+      components: {
+        schemas: { ProblemCode: { enum: string[] }; Operation: unknown };
+        responses: { Accepted: unknown };
+        securitySchemes: { bearer: { scheme: string } };
+      };
+    };
+    expect(doc.openapi).toBe('3.1.0');
+    // Every code of the exception filter's table, and nothing else.
+    expect([...doc.components.schemas.ProblemCode.enum].sort()).toEqual(Object.keys(STATUS).sort());
+    expect(doc.components.securitySchemes.bearer.scheme).toBe('bearer');
+    expect(doc.components.responses.Accepted).toBeDefined();
+    expect(doc.components.schemas.Operation).toBeDefined();
+
+    const create = doc.paths['/v1/workspaces/{workspaceId}/product-drafts']!.post!;
+    expect(create.parameters).toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
+    expect(create.security).toEqual([{ bearer: [] }]);
+    expect(create.requestBody).toMatchObject({
+      content: { 'application/json': { schema: { properties: { title: { type: 'string' } } } } },
+    });
+    expect(JSON.stringify(create.responses['409'])).toContain('IDEMPOTENCY_KEY_REUSED');
+    const patch = doc.paths['/v1/workspaces/{workspaceId}/product-drafts/{draftId}']!.patch!;
+    expect(patch.parameters).toContainEqual({ $ref: '#/components/parameters/IfMatch' + 'Required' });
+    expect(JSON.stringify(patch.responses['412'])).toContain('REVISION_MISMATCH');
+    // Auth routes do not use the mechanism and need no token.
+    const login = doc.paths['/v1/auth/login']!.post!;
+    expect(login.security).toBeUndefined();
+    expect(JSON.stringify(login.parameters ?? [])).not.toContain('Idempotency');
+  });
+
+  it('refuses /admin/queues without the admin token', async () => {
+    expect((await fetch(`${api.url}/admin/queues`)).status).toBe(401);
+    expect(
+      (
+        await fetch(`${api.url}/admin/queues`, {
+          headers: { authorization: 'Bearer not-the-admin-token-at-all' },
+        })
+      ).status,
+    ).toBe(401);
+    expect(
+      (await fetch(`${api.url}/admin/queues`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))
+        .status,
+    ).toBe(200);
+  });
+
+  it('shows the docs and the queue dashboard in a real browser', async () => {
+    browser = await launch(profile);
+    const docs = await browser.newPage();
+    await docs.goto(`${api.url}/docs`);
+    await docs.locator('.swagger-ui .info .title').waitFor({ timeout: 30_000 });
+    expect(await docs.locator('.swagger-ui .info .title').innerText()).toContain('Listing API');
+    await docs
+      .locator('.opblock-summary-path[data-path="/v1/workspaces/{workspaceId}/product-drafts"]')
+      .first()
+      .waitFor();
+    expect(await docs.locator('.swagger-ui').innerText()).toContain('IDEMPOTENCY_KEY_REUSED');
+    // Open the create-draft operation: its Idempotency-Key header parameter is listed.
+    await docs.locator('#operations-product-drafts-ProductDrafts_create .opblock-summary').click();
+    await docs.locator('#operations-product-drafts-ProductDrafts_create .parameters').waitFor();
+    expect(await docs.locator('#operations-product-drafts-ProductDrafts_create').innerText()).toContain(
+      'Idempotency-Key',
+    );
+    await docs.screenshot({ path: path.join(SCREENSHOTS, 'docs.png'), fullPage: false });
+
+    const anonymous = await browser.newContext();
+    const denied = await (await anonymous.newPage()).goto(`${api.url}/admin/queues`);
+    expect(denied?.status()).toBe(401);
+    await anonymous.close();
+
+    const admin = await browser.newContext({ httpCredentials: { username: 'admin', password: ADMIN_TOKEN } });
+    const board = await admin.newPage();
+    await board.goto(`${api.url}/admin/queues`);
+    await board.getByText(queueName).first().waitFor({ timeout: 30_000 });
+    expect(await board.locator('body').innerText()).toContain(queueName);
+    await board.screenshot({ path: path.join(SCREENSHOTS, 'admin-queues.png'), fullPage: false });
+    await admin.close();
+  });
+});

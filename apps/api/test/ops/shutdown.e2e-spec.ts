@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import { seedWorkspace, useTestDatabase } from '@listing/testing';
+import {
+  DISPATCHER,
+  WORKER,
+  createTestTables,
+  killAll,
+  roleEnv,
+  spawnNode,
+  waitUntil,
+} from '../outbox/processes';
+import { register, spawnApi } from './ops-stack';
+
+const t = useTestDatabase();
+jest.setTimeout(120_000);
+
+/** The error code under a failed fetch (undici wraps it in `cause`). */
+function errorCode(error: unknown): string {
+  const cause = (error as { cause?: { code?: string } }).cause;
+  return cause?.code ?? (error as Error).name;
+}
+
+describe('SIGTERM during load', () => {
+  afterAll(async () => {
+    await killAll();
+  });
+
+  it('api: in-flight and keep-alive requests finish, then only refused connections; every 201 is stored', async () => {
+    const api = await spawnApi(t, { SHUTDOWN_GRACE_MS: '700', LOG_LEVEL: 'warn' });
+    const user = await register(api.url);
+    const created: string[] = [];
+    const statuses = new Map<number, number>();
+    const errors = new Map<string, number>();
+    let refusedAt: number | null = null;
+    let signalledAt = 0;
+
+    // 8 keep-alive clients (fetch pools connections) writing drafts until the listener is gone.
+    const client = async (n: number) => {
+      for (let i = 0; ; i++) {
+        try {
+          const res = await fetch(`${api.url}/v1/workspaces/${user.workspaceId}/product-drafts`, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              authorization: `Bearer ${user.token}`,
+              'idempotency-key': randomUUID(),
+            },
+            body: JSON.stringify({ title: `load ${n}.${i}` }),
+          });
+          const body = (await res.json()) as { id?: string };
+          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          if (res.status === 201 && body.id) created.push(body.id);
+        } catch (error) {
+          const code = errorCode(error);
+          errors.set(code, (errors.get(code) ?? 0) + 1);
+          if (code === 'ECONNREFUSED') {
+            refusedAt ??= Date.now();
+            return;
+          }
+          if (signalledAt === 0) throw error;
+        }
+      }
+    };
+    const load = Promise.all(Array.from({ length: 8 }, (_, n) => client(n)));
+    await waitUntil('some load', async () => created.length >= 50);
+    signalledAt = Date.now();
+    api.process.child.kill('SIGTERM');
+    await load;
+    const exit = await api.process.exited;
+
+    expect(exit).toEqual({ code: 0, signal: null });
+    // Nothing but refused connections once the listener closed: no reset, no hang-up.
+    expect([...errors.keys()]).toEqual(['ECONNREFUSED']);
+    expect([...statuses.keys()]).toEqual([201]);
+    expect(refusedAt! - signalledAt).toBeGreaterThanOrEqual(600);
+    // Nothing lost: every acknowledged draft is in the database.
+    const { rows } = await t.owner.query(
+      `select count(*)::int as n from records where id = any($1::uuid[])`,
+      [created],
+    );
+    expect(rows[0].n).toBe(created.length);
+    expect(api.process.output()).toMatch(/draining/);
+  });
+
+  it('dispatcher and worker: exit 0 on SIGTERM mid-backlog, release every lease, and lose nothing', async () => {
+    await createTestTables(t.owner);
+    const ws = await seedWorkspace(t.owner, 'shutdown');
+    const N = 3000;
+    await t.owner.query(
+      `insert into outbox_events (id, workspace_id, queue, event_type, payload)
+       select gen_random_uuid(), $1, 'outbox-test', 'outbox.test-effect', jsonb_build_object('marker', 'm' || g)
+         from generate_series(1, $2::int) g`,
+      [ws.workspaceId, N],
+    );
+    const env = roleEnv(t, {
+      OUTBOX_BATCH_SIZE: '50',
+      OUTBOX_CONCURRENCY: '1',
+      OUTBOX_WORKER_CONCURRENCY: '4',
+    });
+    const dispatcher = spawnNode('dispatcher', DISPATCHER, env);
+    const worker = spawnNode('worker', WORKER, env);
+    await dispatcher.waitForOutput(/dispatcher ready/);
+    await worker.waitForOutput(/worker ready/);
+    const count = async (q: string) => (await t.owner.query(q)).rows[0].n as number;
+    await waitUntil(
+      'some dispatched',
+      async () =>
+        (await count(`select count(*)::int as n from outbox_events where status = 'dispatched'`)) > 100,
+    );
+
+    expect(await dispatcher.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+    expect(await count(`select count(*)::int as n from outbox_events where status = 'dispatching'`)).toBe(0);
+    expect(await worker.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+
+    // Restart both: everything is delivered, and every event's effect happened exactly once.
+    const dispatcher2 = spawnNode('dispatcher', DISPATCHER, env);
+    const worker2 = spawnNode('worker', WORKER, env);
+    await waitUntil(
+      'every effect applied',
+      async () => (await count(`select count(distinct event_id)::int as n from outbox_test_effects`)) === N,
+      60_000,
+      200,
+    );
+    expect(await count(`select count(*)::int as n from outbox_test_effects`)).toBe(N);
+    expect(await count(`select count(*)::int as n from outbox_events where status <> 'dispatched'`)).toBe(0);
+    await dispatcher2.stop();
+    await worker2.stop();
+  });
+});

@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import type { AppConfig } from './config/app-config';
 import { InfrastructureModule } from './infrastructure/infrastructure.module';
+import { AiTasksModule } from './modules/ai-tasks/ai-tasks.module';
 import { AuthModule } from './modules/auth/auth.module';
 import { MaterialTransfersModule } from './modules/material-transfers/material-transfers.module';
 import { MediaModule } from './modules/media/media.module';
@@ -34,6 +35,7 @@ export class AppModule {
         ProductDraftsModule,
         StoresModule,
         PublicationsModule,
+        AiTasksModule,
         ObjectStorageModule,
         MediaModule,
         MaterialTransfersModule,

@@ -1,6 +1,7 @@
 import { Database } from '@listing/db';
 import type { JobRegistry } from '@listing/outbox';
 import { loadPlatformConfig } from '../../config/app-config';
+import { AiTaskHandlers } from '../ai-tasks/ai-task.job';
 import { PublicationHandlers } from '../publications/publication.job';
 import { CredentialCipher } from '../stores/credential-cipher';
 import { StoreVerificationHandlers } from '../stores/store-verification.job';
@@ -26,5 +27,6 @@ export function registerCapabilityHandlers(
   const platform = new PlatformClient(config.PLATFORM_BASE_URL, config.PLATFORM_TIMEOUT_MS);
   registry.registerHandlers(new StoreVerificationHandlers(db, cipher, platform));
   registry.registerHandlers(new PublicationHandlers(db, cipher, platform));
+  registry.registerHandlers(new AiTaskHandlers(db, platform));
   return { close: () => db.close() };
 }

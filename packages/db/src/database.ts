@@ -19,6 +19,8 @@ interface TransactionFrame {
   readonly workspaceId: string | null;
   /** Callbacks to run once the transaction has committed (shared by nested frames). */
   readonly afterCommit: Array<() => void>;
+  /** Statements sent in the same round trip as COMMIT (shared by nested frames). */
+  readonly atCommit: string[];
 }
 
 export interface TransactionOptions {
@@ -127,6 +129,18 @@ export class Database {
   }
 
   /**
+   * Queues a statement to run in the same round trip as COMMIT, for a final write nothing else in
+   * the transaction reads (e.g. marking an idempotency record succeeded). The statement must be
+   * complete SQL with every value already escaped (`escapeLiteral`): it travels over the simple
+   * protocol. If it fails, the transaction rolls back and the error is thrown.
+   */
+  executeAtCommit(statement: string): void {
+    const frame = this.storage.getStore();
+    if (!frame) throw new NotInTransactionError('executeAtCommit');
+    frame.atCommit.push(statement);
+  }
+
+  /**
    * Opens a transaction on one pooled connection. BEGIN, the workspace binding and the lock
    * timeout travel in one round trip (a simple-protocol multi-statement; the values are
    * validated above, never user text). Drizzle runs on the checked-out client.
@@ -142,12 +156,13 @@ export class Database {
     if (options.lockTimeoutMs !== undefined) {
       begin += `; SET LOCAL lock_timeout = ${Math.max(1, Math.floor(options.lockTimeoutMs))}`;
     }
-    const frame: TransactionFrame = { tx: drizzle({ client }), workspaceId, afterCommit: [] };
+    const frame: TransactionFrame = { tx: drizzle({ client }), workspaceId, afterCommit: [], atCommit: [] };
     let broken: Error | undefined;
     try {
       await client.query(begin);
       const result = await this.storage.run(frame, fn);
-      const commit = await client.query('COMMIT');
+      const results: unknown = await client.query([...frame.atCommit, 'COMMIT'].join(';\n'));
+      const commit = Array.isArray(results) ? results[results.length - 1] : results;
       // A statement failed inside and fn swallowed the error: PostgreSQL answers COMMIT with
       // ROLLBACK. Never report that as success.
       if ((commit as { command?: string }).command === 'ROLLBACK') throw new TransactionAbortedError();

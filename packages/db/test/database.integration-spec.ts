@@ -102,6 +102,35 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
     expect(events).toEqual(['committed', 'nested']);
   });
 
+  it('executeAtCommit statements commit with the transaction, and a failing one rolls it all back', async () => {
+    const key = randomUUID();
+    const insertSql = (k: string) =>
+      `insert into idempotency_requests (workspace_id, user_id, idempotency_key, operation, fingerprint, fingerprint_key_id, status, expires_at)
+       values ('${ws.workspaceId}', '${ws.userId}', '${k}', 'POST /c', '\\x00', 'k1', 'PROCESSING', now() + interval '2 days')`;
+    await t.db.withWorkspace(ws.workspaceId, async () => {
+      t.db.executeAtCommit(insertSql(key));
+      const seen = await t.db.executor.execute(
+        sql`select 1 from idempotency_requests where idempotency_key = ${key}`,
+      );
+      expect(seen.rowCount).toBe(0); // not yet: it rides with COMMIT
+    });
+    expect(
+      (await t.owner.query('select 1 from idempotency_requests where idempotency_key = $1', [key])).rowCount,
+    ).toBe(1);
+
+    const other = randomUUID();
+    await expect(
+      t.db.withWorkspace(ws.workspaceId, async () => {
+        await t.db.executor.execute(sql.raw(insertSql(other)));
+        t.db.executeAtCommit('select 1/0');
+      }),
+    ).rejects.toThrow(/division by zero/);
+    expect(
+      (await t.owner.query('select 1 from idempotency_requests where idempotency_key = $1', [other]))
+        .rowCount,
+    ).toBe(0);
+  });
+
   it('a swallowed statement failure is not reported as a commit', async () => {
     await expect(
       t.db.transaction(async () => {

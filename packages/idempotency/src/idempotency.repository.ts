@@ -1,5 +1,6 @@
 import type { Database } from '@listing/db';
 import { sql } from '@listing/db';
+import { escapeLiteral } from 'pg';
 import type { ResultEnvelope } from './result-policy';
 
 export interface IdempotencyOwner {
@@ -25,69 +26,83 @@ export interface StoredIdempotencyRecord {
 export class IdempotencyRepository {
   constructor(private readonly db: Database) {}
 
-  /** The record of (workspace, user, key), with `expired` judged by the database clock. */
-  async find(owner: IdempotencyOwner, key: string): Promise<StoredIdempotencyRecord | undefined> {
-    const { rows } = await this.db.executor.execute<{
-      operation: string;
-      fingerprint: Buffer;
-      fingerprint_key_id: string;
-      status: 'PROCESSING' | 'SUCCEEDED';
-      response_status: number | null;
-      response_envelope: unknown;
-      expires_at: Date;
-      expired: boolean;
-    }>(sql`
-      select operation, fingerprint, fingerprint_key_id, status, response_status, response_envelope,
-             expires_at, expires_at <= now() as expired
-        from idempotency_requests
-       where workspace_id = ${owner.workspaceId} and user_id = ${owner.userId} and idempotency_key = ${key}`);
-    const row = rows[0];
-    if (!row) return undefined;
-    return {
-      operation: row.operation,
-      fingerprint: row.fingerprint,
-      fingerprintKeyId: row.fingerprint_key_id,
-      status: row.status,
-      responseStatus: row.response_status,
-      responseEnvelope: row.response_envelope,
-      expiresAt: new Date(row.expires_at),
-      expired: row.expired,
-    };
-  }
-
   /**
-   * Inserts the PROCESSING reservation. A concurrent uncommitted reservation of the same key
-   * makes this statement wait on the unique index (bounded by lock_timeout): when that one
-   * commits, nothing is inserted and false is returned; when it rolls back, ours goes in.
+   * One round trip for both paths: reads the record of (workspace, user, key) and, only when
+   * there is none, inserts the PROCESSING reservation.
+   *
+   * - a record exists → returned, nothing inserted (the insert's SELECT yields no row, so a
+   *   replay writes nothing and is never assigned a transaction id);
+   * - none → the reservation goes in (`reserved: true`);
+   * - a concurrent uncommitted reservation of the same key makes the insert wait on the unique
+   *   index, bounded by lock_timeout: when that one commits, nothing is inserted and nothing was
+   *   visible to this statement's snapshot (`reserved: false`, no record), so the caller reads
+   *   again; when it rolls back, ours goes in.
    */
-  async reserve(
+  async findOrReserve(
     owner: IdempotencyOwner,
     key: string,
     operation: string,
     fingerprint: { keyId: string; digest: Buffer },
     ttlSeconds: number,
-  ): Promise<boolean> {
-    const result = await this.db.executor.execute(sql`
-      insert into idempotency_requests
-        (workspace_id, user_id, idempotency_key, operation, fingerprint, fingerprint_key_id, status, expires_at)
-      values (${owner.workspaceId}, ${owner.userId}, ${key}, ${operation}, ${fingerprint.digest},
-              ${fingerprint.keyId}, 'PROCESSING', now() + make_interval(secs => ${ttlSeconds}))
-      on conflict do nothing`);
-    return result.rowCount === 1;
+  ): Promise<{ reserved: boolean; existing: StoredIdempotencyRecord | undefined }> {
+    const { rows } = await this.db.executor.execute<{
+      reserved: number;
+      operation: string | null;
+      fingerprint: Buffer | null;
+      fingerprint_key_id: string | null;
+      status: 'PROCESSING' | 'SUCCEEDED' | null;
+      response_status: number | null;
+      response_envelope: unknown;
+      expires_at: Date | null;
+      expired: boolean | null;
+    }>(sql`
+      with existing as (
+        select operation, fingerprint, fingerprint_key_id, status, response_status, response_envelope,
+               expires_at, expires_at <= now() as expired
+          from idempotency_requests
+         where workspace_id = ${owner.workspaceId} and user_id = ${owner.userId} and idempotency_key = ${key}
+      ), reservation as (
+        insert into idempotency_requests
+          (workspace_id, user_id, idempotency_key, operation, fingerprint, fingerprint_key_id, status, expires_at)
+        select ${owner.workspaceId}, ${owner.userId}, ${key}, ${operation}, ${fingerprint.digest},
+               ${fingerprint.keyId}, 'PROCESSING', now() + make_interval(secs => ${ttlSeconds})
+         where not exists (select 1 from existing)
+        on conflict do nothing
+        returning 1
+      )
+      select (select count(*) from reservation)::int as reserved, e.*
+        from (select 1) as one left join existing e on true`);
+    const row = rows[0]!;
+    if (row.reserved === 1 || row.status === null)
+      return { reserved: row.reserved === 1, existing: undefined };
+    return {
+      reserved: false,
+      existing: {
+        operation: row.operation!,
+        fingerprint: row.fingerprint!,
+        fingerprintKeyId: row.fingerprint_key_id!,
+        status: row.status,
+        responseStatus: row.response_status,
+        responseEnvelope: row.response_envelope,
+        expiresAt: new Date(row.expires_at!),
+        expired: row.expired === true,
+      },
+    };
   }
 
-  async markSucceeded(
-    owner: IdempotencyOwner,
-    key: string,
-    status: number,
-    envelope: ResultEnvelope,
-  ): Promise<void> {
-    await this.db.executor.execute(sql`
-      update idempotency_requests
-         set status = 'SUCCEEDED', response_status = ${status}, response_envelope = ${JSON.stringify(envelope)}::jsonb,
-             completed_at = now()
-       where workspace_id = ${owner.workspaceId} and user_id = ${owner.userId} and idempotency_key = ${key}
-         and status = 'PROCESSING'`);
+  /**
+   * Marks the reservation SUCCEEDED with its envelope. Nothing in the transaction reads the row
+   * afterwards, so the update rides with COMMIT (one round trip saved per keyed request). The
+   * values are escaped here: owner ids and key are validated UUIDs, the envelope is JSON.
+   */
+  markSucceeded(owner: IdempotencyOwner, key: string, status: number, envelope: ResultEnvelope): void {
+    if (!Number.isInteger(status)) throw new TypeError('status must be an integer');
+    this.db.executeAtCommit(
+      `update idempotency_requests set status = 'SUCCEEDED', response_status = ${status}, ` +
+        `response_envelope = ${escapeLiteral(JSON.stringify(envelope))}::jsonb, completed_at = now() ` +
+        `where workspace_id = ${escapeLiteral(owner.workspaceId)}::uuid and user_id = ${escapeLiteral(owner.userId)}::uuid ` +
+        `and idempotency_key = ${escapeLiteral(key)}::uuid and status = 'PROCESSING'`,
+    );
   }
 
   /** Deletes the record only if it is still the expired one we saw. */

@@ -150,16 +150,10 @@ export class IdempotencyService {
         // At most a few laps: an expired record deleted, or a leader that committed while we
         // were between our read and our insert.
         for (let lap = 0; lap < 4; lap++) {
-          const existing = await this.repository.find(input.owner, input.key!);
-          if (existing?.expired) {
-            await this.repository.deleteExpired(input.owner, input.key!);
-          } else if (existing) {
-            return this.replay(existing, input, id);
-          }
           const started = Date.now();
-          let reserved: boolean;
+          let found: Awaited<ReturnType<IdempotencyRepository['findOrReserve']>>;
           try {
-            reserved = await this.repository.reserve(
+            found = await this.repository.findOrReserve(
               input.owner,
               input.key!,
               input.operation,
@@ -173,7 +167,12 @@ export class IdempotencyService {
             }
             throw error;
           }
-          if (!reserved) continue;
+          if (found.existing?.expired) {
+            await this.repository.deleteExpired(input.owner, input.key!);
+            continue;
+          }
+          if (found.existing) return this.replay(found.existing, input, id);
+          if (!found.reserved) continue; // a concurrent leader committed while we waited: read it
           await this.hooks.afterReserve?.(input.operation);
           const prepared = await input.prepare();
           const result = await input.work(prepared);
@@ -182,7 +181,7 @@ export class IdempotencyService {
             policy: input.policy.name,
             result: input.policy.serialize(result),
           };
-          await this.repository.markSucceeded(input.owner, input.key!, input.status, envelope);
+          this.repository.markSucceeded(input.owner, input.key!, input.status, envelope);
           this.observe('miss', Date.now() - started);
           return { result, status: input.status, replayed: false };
         }

@@ -156,9 +156,12 @@ describe('IdempotencyService.runPrepared against PostgreSQL', () => {
     }
     expect(replay).toEqual({ ...first, replayed: true });
     expect(calls).toEqual({ prepare: 0, work: 0 });
-    expect(statements.length).toBeLessThanOrEqual(4); // BEGIN(+binding), read record, restore read, COMMIT
-    expect(statements.filter((s) => /\b(insert|update|delete)\b/i.test(s))).toEqual([]);
-    expect(restoredInTransactionWithXid).toEqual([null]); // no transaction id was ever assigned
+    // BEGIN (+ workspace binding), the record read (its conditional reservation inserts nothing
+    // when a record exists), the restore read, COMMIT
+    expect(statements.length).toBe(4);
+    expect(statements.filter((s) => /^\s*(update|delete)\b/i.test(s))).toEqual([]);
+    // nothing was written: the transaction was never assigned a transaction id
+    expect(restoredInTransactionWithXid).toEqual([null]);
     expect(await widgetCount('beta')).toBe(1);
   });
 

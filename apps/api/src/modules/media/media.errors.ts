@@ -52,7 +52,7 @@ export class MediaStateConflictError extends DomainError {
   readonly code = 'MEDIA_STATE_CONFLICT';
   constructor(status: string, action: string) {
     super(`cannot ${action} a media in status ${status}`);
-    this.extensions.status = status;
+    this.extensions.currentStatus = status;
   }
 }
 

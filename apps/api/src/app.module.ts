@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import type { AppConfig } from './config/app-config';
 import { InfrastructureModule } from './infrastructure/infrastructure.module';
 import { AiTasksModule } from './modules/ai-tasks/ai-tasks.module';
+import { StoreSyncsModule } from './modules/store-syncs/store-syncs.module';
 import { AuthModule } from './modules/auth/auth.module';
 import { MaterialTransfersModule } from './modules/material-transfers/material-transfers.module';
 import { MediaModule } from './modules/media/media.module';
@@ -35,6 +36,7 @@ export class AppModule {
         ProductDraftsModule,
         StoresModule,
         PublicationsModule,
+        StoreSyncsModule,
         AiTasksModule,
         ObjectStorageModule,
         MediaModule,

@@ -3,6 +3,7 @@ import type { JobRegistry } from '@listing/outbox';
 import { loadPlatformConfig } from '../../config/app-config';
 import { AiTaskHandlers } from '../ai-tasks/ai-task.job';
 import { PublicationHandlers } from '../publications/publication.job';
+import { StoreSyncHandlers } from '../store-syncs/store-sync.job';
 import { CredentialCipher } from '../stores/credential-cipher';
 import { StoreVerificationHandlers } from '../stores/store-verification.job';
 import { PlatformClient } from './platform.client';
@@ -28,5 +29,6 @@ export function registerCapabilityHandlers(
   registry.registerHandlers(new StoreVerificationHandlers(db, cipher, platform));
   registry.registerHandlers(new PublicationHandlers(db, cipher, platform));
   registry.registerHandlers(new AiTaskHandlers(db, platform));
+  registry.registerHandlers(new StoreSyncHandlers(db, cipher, platform));
   return { close: () => db.close() };
 }

@@ -1,0 +1,51 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import {
+  Idempotent,
+  IdempotencyRequest,
+  IdempotentResponse,
+  type IdempotentRequestContext,
+} from '@listing/idempotency';
+import { ParseIdPipe } from '../../common/http-params';
+import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
+import { ZodValidationPipe } from '../../common/zod-validation.pipe';
+import { AuthGuard } from '../auth/auth.guard';
+import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
+import { pageQuerySchema, type PageQuery } from '../stores/store.dto';
+import { createStoreSyncSchema, type CreateStoreSyncInput } from './store-sync.dto';
+import { StoreSyncsService } from './store-syncs.service';
+
+/** Full syncs of a store's online products: 202 { sync, operation }; 409 while one is active. */
+@Controller('v1/workspaces/:workspaceId/store-syncs')
+@UseGuards(AuthGuard, RateLimitGuard)
+@RateLimit('writes')
+export class StoreSyncsController {
+  constructor(private readonly syncs: StoreSyncsService) {}
+
+  @Post()
+  @HttpCode(202)
+  @Idempotent({ required: true })
+  async create(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @IdempotencyRequest() idem: IdempotentRequestContext,
+    @Body(new ZodValidationPipe(createStoreSyncSchema)) body: CreateStoreSyncInput,
+  ) {
+    const outcome = await this.syncs.create(auth, idem, body);
+    return new IdempotentResponse(outcome.result, outcome.replayed);
+  }
+
+  @Get()
+  list(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @Query(new ZodValidationPipe(pageQuerySchema)) query: PageQuery,
+  ) {
+    return this.syncs.list(auth, query);
+  }
+
+  @Get(':syncId')
+  get(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @Param('syncId', new ParseIdPipe('store sync')) id: string,
+  ) {
+    return this.syncs.get(auth, id);
+  }
+}

@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { StoresModule } from '../stores/stores.module';
+import { StoreSyncsController } from './store-syncs.controller';
+import { StoreSyncsRepository } from './store-syncs.repository';
+import { StoreSyncsService } from './store-syncs.service';
+
+@Module({
+  imports: [StoresModule],
+  controllers: [StoreSyncsController],
+  providers: [StoreSyncsRepository, StoreSyncsService],
+})
+export class StoreSyncsModule {}

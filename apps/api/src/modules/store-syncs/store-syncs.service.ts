@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { Database } from '@listing/db';
+import {
+  IdempotencyService,
+  type IdempotencyResultPolicy,
+  type IdempotentOutcome,
+  type IdempotentRequestContext,
+} from '@listing/idempotency';
+import { OutboxWriter } from '@listing/outbox';
+import { StoreNotActiveError, SyncAlreadyActiveError } from '../../common/capability-errors';
+import { IntegrityError, ResourceNotFoundError } from '../../common/domain-errors';
+import { decodeCursor, toPage } from '../../common/page-cursor';
+import type { WorkspaceAuthContext } from '../../common/request-context';
+import { AuditRepository } from '../audit/audit.repository';
+import { OperationsRepository } from '../operations/operations.repository';
+import type { PageQuery } from '../stores/store.dto';
+import { StoresRepository } from '../stores/stores.repository';
+import type { CreateStoreSyncInput } from './store-sync.dto';
+import { runStoreSyncJob } from './store-sync.job';
+import type { StoreSyncAccepted, StoreSyncView } from './store-sync-view';
+import { StoreSyncsRepository } from './store-syncs.repository';
+
+/** Full syncs of a store's online products; one active per store, decided by the database. */
+@Injectable()
+export class StoreSyncsService {
+  private readonly policy: IdempotencyResultPolicy<StoreSyncAccepted>;
+
+  constructor(
+    private readonly db: Database,
+    private readonly idempotency: IdempotencyService,
+    private readonly syncs: StoreSyncsRepository,
+    private readonly stores: StoresRepository,
+    private readonly operations: OperationsRepository,
+    private readonly audit: AuditRepository,
+    private readonly writer: OutboxWriter,
+  ) {
+    this.policy = {
+      name: 'store-sync-accepted-reference-v1',
+      serialize: (r) => ({ syncId: r.sync.id, operationId: r.operation.id }),
+      restore: (stored) => {
+        const ref = stored as { syncId: string; operationId: string };
+        return this.accepted(ref.syncId, ref.operationId);
+      },
+    };
+  }
+
+  create(
+    auth: WorkspaceAuthContext,
+    idem: IdempotentRequestContext,
+    input: CreateStoreSyncInput,
+  ): Promise<IdempotentOutcome<StoreSyncAccepted>> {
+    return this.idempotency.runPrepared({
+      owner: auth,
+      key: idem.key,
+      operation: idem.operation,
+      fingerprint: idem.fingerprint,
+      policy: this.policy,
+      status: 202,
+      prepare: async () => {
+        const store = await this.stores.findState(input.storeId);
+        if (!store) throw new ResourceNotFoundError('store');
+        if (store.status !== 'active') throw new StoreNotActiveError(store.status);
+        return input;
+      },
+      work: async ({ storeId }) => {
+        const id = randomUUID();
+        if (!(await this.syncs.insert({ id, storeId, createdBy: auth.userId })))
+          throw new SyncAlreadyActiveError();
+        const operationId = randomUUID();
+        await this.operations.create({
+          id: operationId,
+          kind: 'store-sync.run',
+          resourceType: 'store_sync',
+          resourceId: id,
+          createdBy: auth.userId,
+        });
+        await this.writer.appendJob(runStoreSyncJob, { syncId: id, operationId });
+        await this.audit.append({
+          action: 'STORE_SYNC_REQUESTED',
+          entityType: 'store_sync',
+          entityId: id,
+          actorUserId: auth.userId,
+          metadata: { storeId, operationId },
+        });
+        return this.accepted(id, operationId);
+      },
+    });
+  }
+
+  get(auth: WorkspaceAuthContext, id: string): Promise<StoreSyncView> {
+    return this.db.withWorkspace(auth.workspaceId, async () => {
+      const found = await this.syncs.find(id);
+      if (!found) throw new ResourceNotFoundError('store sync');
+      const { cursor: _cursor, ...view } = found;
+      return view;
+    });
+  }
+
+  list(auth: WorkspaceAuthContext, query: PageQuery) {
+    const after = decodeCursor(query.cursor);
+    return this.db.withWorkspace(auth.workspaceId, async () =>
+      toPage(await this.syncs.list(query.limit + 1, after), query.limit),
+    );
+  }
+
+  private async accepted(syncId: string, operationId: string): Promise<StoreSyncAccepted> {
+    const [sync, operation] = await Promise.all([
+      this.syncs.findAsAccepted(syncId),
+      this.operations.findAsAccepted(operationId),
+    ]);
+    if (!sync || !operation) throw new IntegrityError('the sync of a stored result no longer exists');
+    return { sync, operation };
+  }
+}

@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { useTestDatabase } from '@listing/testing';
+import { CapabilityStack, type OperationBody } from './stack';
+
+const t = useTestDatabase();
+jest.setTimeout(90_000);
+
+interface SyncBody {
+  sync: { id: string; storeId: string; status: string; pages: number; itemsSynced: number };
+  operation: OperationBody;
+}
+
+/** Full sync of a store's online products over HTTP with real processes. */
+describe('capability: full sync of a store (real processes)', () => {
+  const stack = new CapabilityStack(t);
+  const secrets: string[] = [];
+  let store: { id: string; storeExternalId: string };
+
+  beforeAll(async () => {
+    await stack.start();
+    store = await stack.activeStore(secrets);
+    await stack.admin.seedProducts(store.storeExternalId, 250, 'Seeded');
+  });
+  afterAll(() => stack.stop());
+
+  const startSync = (key = randomUUID()) =>
+    stack.client.post<SyncBody>(stack.ws('/store-syncs'), { storeId: store.id }, { key });
+  const storeProducts = async () =>
+    (await t.owner.query(`select count(*)::int as n from store_products where store_id = $1`, [store.id]))
+      .rows[0].n as number;
+
+  it('syncs every online product (paged, upserted); one active sync per store → 409 SYNC_ALREADY_ACTIVE, allowed again once it finished; replay and forced redelivery change nothing', async () => {
+    // Slow listing pages keep the first sync active long enough to collide with.
+    await stack.admin.setFaults({ latencyMs: 800, routes: ['GET /platform/v1/stores/*/products'] });
+    const key = randomUUID();
+    const first = await startSync(key);
+    expect(first.status).toBe(202);
+    expect(first.body.sync).toMatchObject({ status: 'pending', pages: 0, itemsSynced: 0, storeId: store.id });
+    expect(first.body.operation).toMatchObject({ status: 'pending', kind: 'store-sync.run' });
+
+    const second = await startSync();
+    expect(second.status).toBe(409);
+    expect(second.body).toMatchObject({ code: 'SYNC_ALREADY_ACTIVE' });
+
+    await stack.waitForOperation(first.body.operation.id);
+    await stack.admin.clearFaults();
+    const done = await stack.client.get<SyncBody['sync']>(stack.ws(`/store-syncs/${first.body.sync.id}`));
+    expect(done.body).toMatchObject({ status: 'succeeded', pages: 3, itemsSynced: 250 });
+    expect(await storeProducts()).toBe(250);
+
+    const replay = await startSync(key);
+    expect(replay.status).toBe(202);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(first.body);
+
+    const listCalls = (await stack.admin.counters()).productListCalls;
+    const event = await stack.eventFor('syncId', first.body.sync.id);
+    expect(await stack.redeliver(event.id, event.queue)).toMatchObject({ result: { outcome: 'skipped' } });
+    expect((await stack.admin.counters()).productListCalls).toBe(listCalls);
+    expect((await stack.client.get(stack.ws(`/store-syncs/${first.body.sync.id}`))).body).toEqual(done.body);
+
+    // Allowed again once the first finished; upserts keep one row per platform product.
+    await stack.admin.seedProducts(store.storeExternalId, 10, 'Later');
+    const again = await startSync();
+    expect(again.status).toBe(202);
+    await stack.waitForOperation(again.body.operation.id);
+    expect(await storeProducts()).toBe(260);
+    const { rows } = await t.owner.query(
+      `select count(distinct last_sync_id)::int as syncs from store_products where store_id = $1`,
+      [store.id],
+    );
+    expect(rows[0].syncs).toBe(1); // every row was seen by the latest sync
+
+    const list = await stack.client.get<{ items: Array<{ id: string }> }>(stack.ws('/store-syncs'));
+    expect(list.body.items.map((s) => s.id)).toEqual([again.body.sync.id, first.body.sync.id]);
+  });
+
+  it('two concurrent sync requests with different keys: exactly one is accepted', async () => {
+    await stack.admin.setFaults({ latencyMs: 500, routes: ['GET /platform/v1/stores/*/products'] });
+    const results = await Promise.all([startSync(), startSync(), startSync()]);
+    const accepted = results.filter((r) => r.status === 202);
+    expect(accepted).toHaveLength(1);
+    expect(
+      results
+        .filter((r) => r.status === 409)
+        .every((r) => (r.body as { code?: string }).code === 'SYNC_ALREADY_ACTIVE'),
+    ).toBe(true);
+    await stack.waitForOperation(accepted[0]!.body.operation.id);
+    await stack.admin.clearFaults();
+  });
+
+  it('leaves no credential value in events, idempotency rows, audit, logs or responses', async () => {
+    await stack.assertNoSecrets(secrets);
+  });
+});

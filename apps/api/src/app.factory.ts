@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import type { IncomingMessage } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { LogController } from 'fastify';
 import { AppModule } from './app.module';
 import { registerRawImageBodyParser } from './modules/media/raw-image-body.parser';
 import { ProblemDetailsFilter } from './common/problem-details.filter';
@@ -24,8 +25,7 @@ export async function createApp(
     trustProxy: false,
     loggerInstance: logger,
     // One line per request is written by the ops hooks (with route, workspace and user).
-    disableRequestLogging: true,
-    requestIdLogLabel: 'requestId',
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     genReqId: (request: IncomingMessage) => requestId(request.headers['x-request-id']),
   });
   registerRawImageBodyParser(adapter); // media content uploads (raw bytes)

@@ -16,6 +16,7 @@ export function installApiShutdown(app: INestApplication, logger: Logger, graceM
     app.get(ApiLifecycle).draining = true;
     logger.info({ signal, graceMs }, 'draining: readiness is 503, connections close after each answer');
     setTimeout(() => {
+      logger.info('closing the listener; in-flight requests finish first');
       app.close().then(
         () => {
           logger.info('api stopped cleanly');

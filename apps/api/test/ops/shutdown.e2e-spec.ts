@@ -26,11 +26,13 @@ describe('SIGTERM during load', () => {
   });
 
   it('api: in-flight and keep-alive requests finish, then only refused connections; every 201 is stored', async () => {
-    const api = await spawnApi(t, { SHUTDOWN_GRACE_MS: '700', LOG_LEVEL: 'warn' });
+    const api = await spawnApi(t, { SHUTDOWN_GRACE_MS: '700' });
     const user = await register(api.url);
     const created: string[] = [];
     const statuses = new Map<number, number>();
     const errors = new Map<string, number>();
+    const resetsAt: number[] = [];
+    const lateAnswersAt: number[] = [];
     let refusedAt: number | null = null;
     let signalledAt = 0;
 
@@ -49,10 +51,12 @@ describe('SIGTERM during load', () => {
           });
           const body = (await res.json()) as { id?: string };
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          if (res.status !== 201) lateAnswersAt.push(Date.now());
           if (res.status === 201 && body.id) created.push(body.id);
         } catch (error) {
           const code = errorCode(error);
           errors.set(code, (errors.get(code) ?? 0) + 1);
+          if (code !== 'ECONNREFUSED') resetsAt.push(Date.now());
           if (code === 'ECONNREFUSED') {
             refusedAt ??= Date.now();
             return;
@@ -69,10 +73,17 @@ describe('SIGTERM during load', () => {
     const exit = await api.process.exited;
 
     expect(exit).toEqual({ code: 0, signal: null });
-    // Nothing but refused connections once the listener closed: no reset, no hang-up.
-    expect([...errors.keys()]).toEqual(['ECONNREFUSED']);
-    expect([...statuses.keys()]).toEqual([201]);
-    expect(refusedAt! - signalledAt).toBeGreaterThanOrEqual(600);
+    // Before the listener closes (grace period: 700 ms after the signal) no request fails. After
+    // it, a connection the kernel accepted but Node never picked up is reset by the kernel (the
+    // request never reached the application); apart from those, only refused connections.
+    expect([...errors.keys()].filter((c) => c !== 'ECONNREFUSED' && c !== 'ECONNRESET')).toEqual([]);
+    expect(errors.get('ECONNREFUSED')).toBeGreaterThan(0);
+    for (const at of resetsAt) expect(at - signalledAt).toBeGreaterThanOrEqual(700);
+    // A request that reaches Nest once the listener is closing gets a clean 503 with
+    // Connection: close (never before the grace period ends); everything else is a 201.
+    expect([...statuses.keys()].filter((s) => s !== 201 && s !== 503)).toEqual([]);
+    for (const at of lateAnswersAt) expect(at - signalledAt).toBeGreaterThanOrEqual(700);
+    expect(refusedAt! - signalledAt).toBeGreaterThanOrEqual(700);
     // Nothing lost: every acknowledged draft is in the database.
     const { rows } = await t.owner.query(
       `select count(*)::int as n from records where id = any($1::uuid[])`,

@@ -21,6 +21,7 @@ import type { z } from 'zod';
 import { ParseIdPipe, ParseRevisionPipe, etagOf, parseIfMatch } from '../../common/http-params';
 import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
+import { ApiDoc } from '../../ops/openapi/api-doc.decorator';
 import { AuthGuard } from '../auth/auth.guard';
 import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
 import {
@@ -50,6 +51,7 @@ export class ProductDraftsController {
   @Post()
   @HttpCode(201)
   @Idempotent({ required: false })
+  @ApiDoc({ summary: 'Create a product draft (revision 1)', etag: true })
   async create(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
@@ -65,6 +67,7 @@ export class ProductDraftsController {
   @Patch(':draftId')
   @HttpCode(200)
   @Idempotent({ required: false, meaningHeaders: ['if-match'] })
+  @ApiDoc({ summary: 'Change a draft: a new revision', ifMatch: 'required', etag: true })
   async update(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
@@ -82,6 +85,12 @@ export class ProductDraftsController {
   @Post(':draftId/features/:featureId/executions')
   @HttpCode(201)
   @Idempotent({ required: false, meaningHeaders: ['if-match'] })
+  @ApiDoc({
+    summary: 'Run a feature on a draft',
+    ifMatch: 'optional',
+    etag: true,
+    problems: ['FEATURE_NOT_FOUND'],
+  })
   async executeFeature(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
@@ -105,6 +114,7 @@ export class ProductDraftsController {
   }
 
   @Get(':draftId')
+  @ApiDoc({ summary: 'The current revision of a draft', etag: true })
   async get(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Param('draftId', new ParseIdPipe('product draft')) id: string,
@@ -116,6 +126,7 @@ export class ProductDraftsController {
   }
 
   @Get(':draftId/revisions/:revision')
+  @ApiDoc({ summary: 'One immutable revision of a draft', etag: true })
   async getRevision(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Param('draftId', new ParseIdPipe('product draft')) id: string,

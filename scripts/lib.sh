@@ -68,6 +68,15 @@ ensure_redis() {
   fi
 }
 
+# Debian's chromium for the browser tests (playwright-core drives /usr/bin/chromium; never a
+# downloaded browser).
+ensure_chromium() {
+  if [ ! -x /usr/bin/chromium ]; then
+    log "installing chromium (apt)"
+    apt_install chromium
+  fi
+}
+
 ensure_services() {
   ensure_postgres
   ensure_redis

@@ -7,7 +7,11 @@ export const createUploadSchema = z.strictObject({
     .trim()
     .min(1)
     .max(255)
-    .regex(/^[^/\\\u0000-\u001f\u007f]+$/, 'no path separators or control characters'),
+    .refine(
+      (name) =>
+        ![...name].some((c) => c === '/' || c === '\\' || c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f),
+      'no path separators or control characters',
+    ),
   contentType: z.string().min(1).max(100),
   size: z.number().int().positive(),
 });

@@ -28,7 +28,7 @@ import { createRequire } from 'node:module';
 
 // The workspace packages are CommonJS built by swc (`export *` is not visible to ESM named imports).
 const require = createRequire(import.meta.url);
-const { Database } = require('@listing/db');
+const { Database, sql } = require('@listing/db');
 const {
   OutboxNudger,
   OutboxRepository,
@@ -47,6 +47,8 @@ const { values: args } = parseArgs({
     'latency-seconds': { type: 'string', default: '10' },
     'write-seconds': { type: 'string', default: '5' },
     history: { type: 'string', default: '1000000' },
+    rate: { type: 'string', default: '1000' },
+    only: { type: 'string' }, // throughput | latency | write | claim
   },
 });
 const EVENTS = Number(args.events);
@@ -67,7 +69,11 @@ const ownerUrl = (() => {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const now = () => performance.timeOrigin + performance.now();
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
@@ -243,7 +249,7 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, nudge, poll
   const worker = new Worker(
     queueName,
     async (job) => {
-      started.set(job.id, now());
+      started.set(job.id, { at: now(), enqueuedAt: job.timestamp });
     },
     {
       connection: { ...redisOptionsFromUrl(REDIS_URL), maxRetriesPerRequest: null },
@@ -272,7 +278,15 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, nudge, poll
   const deadline = now() + 15_000;
   while (started.size < committed.size && now() < deadline) await sleep(50);
   const lat = [];
-  for (const [id, c] of committed) if (started.has(id)) lat.push(started.get(id) - c);
+  const toEnqueue = [];
+  const toStart = [];
+  for (const [id, c] of committed) {
+    const s = started.get(id);
+    if (!s) continue;
+    lat.push(s.at - c);
+    toEnqueue.push(s.enqueuedAt - c);
+    toStart.push(s.at - s.enqueuedAt);
+  }
   await worker.close();
   await d.stop();
   publisher.disconnect();
@@ -291,6 +305,8 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, nudge, poll
     p90: pct(lat, 90),
     p99: pct(lat, 99),
     max: Math.max(...lat),
+    commitToEnqueueP50: pct(toEnqueue, 50),
+    enqueueToStartP50: pct(toStart, 50),
   };
 }
 
@@ -376,77 +392,87 @@ async function main() {
   await setupDatabase();
   const owner = new pg.Pool({ connectionString: ownerUrl, max: 4 });
   const appDb = new Database({ connectionString: APP_URL, max: 8, applicationName: 'bench' });
-  const { sql } = await import('drizzle-orm');
   notifySql = sql`select pg_notify('outbox_bench', '')`;
   const redis = new Redis(REDIS_URL);
   const workspaces = await seedWorkspaces(owner, 10);
   const result = { started: started.toISOString(), events: EVENTS, reps: REPS, prefix: PREFIX };
 
-  log('A: raw addBulk vs dispatcher processes (interleaved)');
-  const raw = [];
-  const one = [];
-  const two = [];
-  for (let rep = 0; rep < REPS; rep++) {
-    raw.push(await rawAddBulk(redis, `bench-raw-${rep}`, EVENTS));
-    one.push(await dispatcherRun(owner, redis, workspaces, 1, rep));
-    two.push(await dispatcherRun(owner, redis, workspaces, 2, rep));
-    log(
-      `  rep ${rep + 1}: raw ${raw.at(-1).toFixed(0)}/s, 1 dispatcher ${one.at(-1).toFixed(0)}/s, 2 dispatchers ${two.at(-1).toFixed(0)}/s`,
-    );
+  const run = (part) => !args.only || args.only.split(',').includes(part);
+  if (run('throughput')) {
+    log('A: raw addBulk vs dispatcher processes (interleaved)');
+    const raw = [];
+    const one = [];
+    const two = [];
+    for (let rep = 0; rep < REPS; rep++) {
+      raw.push(await rawAddBulk(redis, `bench-raw-${rep}`, EVENTS));
+      one.push(await dispatcherRun(owner, redis, workspaces, 1, rep));
+      two.push(await dispatcherRun(owner, redis, workspaces, 2, rep));
+      log(
+        `  rep ${rep + 1}: raw ${raw.at(-1).toFixed(0)}/s, 1 dispatcher ${one.at(-1).toFixed(0)}/s, 2 dispatchers ${two.at(-1).toFixed(0)}/s`,
+      );
+    }
+    result.throughput = {
+      raw: { median: median(raw), all: raw },
+      oneDispatcher: { median: median(one), all: one, ratio: median(one) / median(raw) },
+      twoDispatchers: { median: median(two), all: two, ratio: median(two) / median(raw) },
+    };
   }
-  result.throughput = {
-    raw: { median: median(raw), all: raw },
-    oneDispatcher: { median: median(one), all: one, ratio: median(one) / median(raw) },
-    twoDispatchers: { median: median(two), all: two, ratio: median(two) / median(raw) },
-  };
 
-  log('B: commit → worker-start latency at 1,000 events/s');
-  result.latency = [
-    await latencyRun(appDb, owner, workspaces, {
-      seconds: Number(args['latency-seconds']),
-      rate: 1000,
-      nudge: true,
-      pollMs: 500,
-    }),
-    await latencyRun(appDb, owner, workspaces, { seconds: 3, rate: 1000, nudge: false, pollMs: 100 }),
-  ];
-  for (const l of result.latency)
-    log(
-      `  nudge=${l.nudge} p50 ${l.p50.toFixed(2)} ms p99 ${l.p99.toFixed(2)} ms (${l.samples}/${l.committed})`,
-    );
-
-  log('D: write path with and without the wake-up signal');
-  const write = [];
-  for (const mode of ['none', 'publish', 'notify', 'none', 'publish', 'notify']) {
-    write.push(await writePath(appDb, owner, workspaces, Number(args['write-seconds']), mode));
-    log(`  ${mode}: ${write.at(-1).commitsPerSecond.toFixed(0)} commits/s`);
+  if (run('latency')) {
+    const rate = Number(args.rate);
+    log(`B: commit → worker-start latency at ${rate} events/s`);
+    result.latency = [
+      await latencyRun(appDb, owner, workspaces, {
+        seconds: Number(args['latency-seconds']),
+        rate,
+        nudge: true,
+        pollMs: 500,
+      }),
+      await latencyRun(appDb, owner, workspaces, { seconds: 3, rate, nudge: false, pollMs: 100 }),
+    ];
+    for (const l of result.latency) {
+      log(
+        `  nudge=${l.nudge} p50 ${l.p50.toFixed(2)} ms p99 ${l.p99.toFixed(2)} ms (${l.samples}/${l.committed})`,
+      );
+    }
   }
-  const byMode = (m) => median(write.filter((w) => w.mode === m).map((w) => w.commitsPerSecond));
-  result.writePath = {
-    none: byMode('none'),
-    publish: byMode('publish'),
-    notify: byMode('notify'),
-    runs: write,
-  };
 
-  log('C: claim time, empty history');
-  const empty = await claimTimes(appDb, owner, workspaces[0], 3);
-  log(`  p50 ${empty.p50.toFixed(2)} ms`);
-  log(`C: inserting ${args.history} dispatched rows`);
-  const history = Number(args.history);
-  for (let i = 0; i < history; i += 200_000) {
-    await owner.query(
-      `insert into outbox_events (id, workspace_id, queue, event_type, payload, status, dispatched_at, created_at)
+  if (run('write')) {
+    log('D: write path with and without the wake-up signal');
+    const write = [];
+    for (const mode of ['none', 'publish', 'notify', 'none', 'publish', 'notify']) {
+      write.push(await writePath(appDb, owner, workspaces, Number(args['write-seconds']), mode));
+      log(`  ${mode}: ${write.at(-1).commitsPerSecond.toFixed(0)} commits/s`);
+    }
+    const byMode = (m) => median(write.filter((w) => w.mode === m).map((w) => w.commitsPerSecond));
+    result.writePath = {
+      none: byMode('none'),
+      publish: byMode('publish'),
+      notify: byMode('notify'),
+      runs: write,
+    };
+  }
+
+  if (run('claim')) {
+    log('C: claim time, empty history');
+    const empty = await claimTimes(appDb, owner, workspaces[0], 3);
+    log(`  p50 ${empty.p50.toFixed(2)} ms`);
+    log(`C: inserting ${args.history} dispatched rows`);
+    const history = Number(args.history);
+    for (let i = 0; i < history; i += 200_000) {
+      await owner.query(
+        `insert into outbox_events (id, workspace_id, queue, event_type, payload, status, dispatched_at, created_at)
        select gen_random_uuid(), ($1::uuid[])[1 + g % 10], 'bench-history', 'bench.event', jsonb_build_object('n', g),
               'dispatched', now() - interval '1 hour', now() - interval '1 hour'
          from generate_series(1, $2::integer) g`,
-      [workspaces, Math.min(200_000, history - i)],
-    );
+        [workspaces, Math.min(200_000, history - i)],
+      );
+    }
+    await owner.query('vacuum analyze outbox_events');
+    const full = await claimTimes(appDb, owner, workspaces[0], 3);
+    log(`  p50 ${full.p50.toFixed(2)} ms`);
+    result.claim = { empty, withHistory: full, history, ratio: full.p50 / empty.p50 };
   }
-  await owner.query('vacuum analyze outbox_events');
-  const full = await claimTimes(appDb, owner, workspaces[0], 3);
-  log(`  p50 ${full.p50.toFixed(2)} ms`);
-  result.claim = { empty, withHistory: full, history, ratio: full.p50 / empty.p50 };
 
   result.finished = new Date().toISOString();
   result.machine = {
@@ -476,43 +502,66 @@ async function main() {
 
 function markdown(r) {
   const f = (x, d = 0) => Number(x).toFixed(d);
+  const out = [
+    `# Last run (${r.started})`,
+    '',
+    `Machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memGiB} GiB, Node ${r.machine.node}, PostgreSQL ${r.machine.postgres}, Redis ${r.machine.redis}; load average at end ${r.machine.loadavg}.`,
+  ];
   const t = r.throughput;
+  if (t) {
+    out.push(
+      '',
+      `## A. ${r.events.toLocaleString('en')} events, PostgreSQL → BullMQ (medians of ${r.reps} interleaved reps)`,
+      '',
+      '| what | jobs/s | per rep | ratio to raw addBulk |',
+      '|---|---:|---|---:|',
+      `| raw BullMQ addBulk (batches of 500) | ${f(t.raw.median)} | ${t.raw.all.map((x) => f(x)).join(', ')} | 1.00 |`,
+      `| one dispatcher process | ${f(t.oneDispatcher.median)} | ${t.oneDispatcher.all.map((x) => f(x)).join(', ')} | ${f(t.oneDispatcher.ratio, 2)} |`,
+      `| two dispatcher processes | ${f(t.twoDispatchers.median)} | ${t.twoDispatchers.all.map((x) => f(x)).join(', ')} | ${f(t.twoDispatchers.ratio, 2)} |`,
+    );
+  }
   const l = r.latency;
-  return `# Last run (${r.started})
-
-Machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memGiB} GiB, Node ${r.machine.node}, PostgreSQL ${r.machine.postgres}, Redis ${r.machine.redis}; load average at end ${r.machine.loadavg}.
-
-## A. ${r.events.toLocaleString('en')} events, PostgreSQL → BullMQ (medians of ${r.reps} interleaved reps)
-
-| what | jobs/s | per rep | ratio to raw addBulk |
-|---|---:|---|---:|
-| raw BullMQ addBulk (batches of 500) | ${f(t.raw.median)} | ${t.raw.all.map((x) => f(x)).join(', ')} | 1.00 |
-| one dispatcher process | ${f(t.oneDispatcher.median)} | ${t.oneDispatcher.all.map((x) => f(x)).join(', ')} | ${f(t.oneDispatcher.ratio, 2)} |
-| two dispatcher processes | ${f(t.twoDispatchers.median)} | ${t.twoDispatchers.all.map((x) => f(x)).join(', ')} | ${f(t.twoDispatchers.ratio, 2)} |
-
-## B. commit → worker start at ${l[0].rate} events/s
-
-| wake-up | samples | p50 ms | p90 ms | p99 ms | max ms |
-|---|---:|---:|---:|---:|---:|
-${l.map((x) => `| ${x.nudge ? 'Redis PUBLISH nudge after commit (+ 500 ms poll)' : `polling only, every ${x.pollMs} ms`} | ${x.samples}/${x.committed} | ${f(x.p50, 2)} | ${f(x.p90, 2)} | ${f(x.p99, 2)} | ${f(x.max, 1)} |`).join('\n')}
-
-## C. claim 500 + mark, p50 (30 samples each)
-
-| history | p50 ms | p90 ms | rows/s | discovery p50 ms |
-|---|---:|---:|---:|---:|
-| empty | ${f(r.claim.empty.p50, 2)} | ${f(r.claim.empty.p90, 2)} | ${f(r.claim.empty.rowsPerSecond)} | ${f(r.claim.empty.discoveryP50, 2)} |
-| ${r.claim.history.toLocaleString('en')} dispatched rows | ${f(r.claim.withHistory.p50, 2)} | ${f(r.claim.withHistory.p90, 2)} | ${f(r.claim.withHistory.rowsPerSecond)} | ${f(r.claim.withHistory.discoveryP50, 2)} |
-
-Ratio with history / empty: ${f(r.claim.ratio, 2)}.
-
-## D. write path, 8 concurrent clients, one business transaction = outbox insert + commit
-
-| wake-up signal | commits/s (median of 2) |
-|---|---:|
-| none | ${f(r.writePath.none)} |
-| Redis PUBLISH after commit, coalesced (chosen) | ${f(r.writePath.publish)} (${f(r.writePath.publish / r.writePath.none, 2)}×) |
-| pg NOTIFY inside the transaction (rejected) | ${f(r.writePath.notify)} (${f(r.writePath.notify / r.writePath.none, 2)}×) |
-`;
+  if (l) {
+    out.push(
+      '',
+      `## B. commit → worker start at ${l[0].rate} events/s`,
+      '',
+      '| wake-up | samples | p50 ms | p90 ms | p99 ms | max ms | commit→enqueue p50 | enqueue→start p50 |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
+      ...l.map(
+        (x) =>
+          `| ${x.nudge ? 'Redis PUBLISH nudge after commit (+ 500 ms poll)' : `polling only, every ${x.pollMs} ms`} | ${x.samples}/${x.committed} | ${f(x.p50, 2)} | ${f(x.p90, 2)} | ${f(x.p99, 2)} | ${f(x.max, 1)} | ${f(x.commitToEnqueueP50, 1)} | ${f(x.enqueueToStartP50, 1)} |`,
+      ),
+    );
+  }
+  const c = r.claim;
+  if (c) {
+    out.push(
+      '',
+      `## C. claim 500 + mark (${c.empty.samples} samples each)`,
+      '',
+      '| history | p50 ms | p90 ms | rows/s at p50 | discovery p50 ms |',
+      '|---|---:|---:|---:|---:|',
+      `| empty | ${f(c.empty.p50, 2)} | ${f(c.empty.p90, 2)} | ${f(c.empty.rowsPerSecond)} | ${f(c.empty.discoveryP50, 2)} |`,
+      `| ${c.history.toLocaleString('en')} dispatched rows | ${f(c.withHistory.p50, 2)} | ${f(c.withHistory.p90, 2)} | ${f(c.withHistory.rowsPerSecond)} | ${f(c.withHistory.discoveryP50, 2)} |`,
+      '',
+      `Ratio with history / empty (p50): ${f(c.ratio, 2)}.`,
+    );
+  }
+  const w = r.writePath;
+  if (w) {
+    out.push(
+      '',
+      '## D. write path, 8 concurrent clients, one transaction = outbox insert + commit',
+      '',
+      '| wake-up signal | commits/s (median) |',
+      '|---|---:|',
+      `| none | ${f(w.none)} |`,
+      `| Redis PUBLISH after commit, coalesced (chosen) | ${f(w.publish)} (${f(w.publish / w.none, 2)}×) |`,
+      `| pg NOTIFY inside the transaction (rejected) | ${f(w.notify)} (${f(w.notify / w.none, 2)}×) |`,
+    );
+  }
+  return `${out.join('\n')}\n`;
 }
 
 main().catch((error) => {

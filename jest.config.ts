@@ -20,9 +20,10 @@ const shared = {
   testEnvironment: 'node',
   transform: {
     '^.+\\.ts$': swc,
-    '^.+/@nestjs/.+\\.js$': swc,
+    '^.+/(@nestjs|content-disposition)/.+\\.js$': swc,
   },
-  transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/)?@nestjs[+/])'],
+  // ESM-only dependencies jest must transform: Nest 12 and what @fastify/static pulls in.
+  transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/)?(@nestjs|content-disposition)[+/@])'],
   moduleNameMapper: {
     '^@listing/(db|testing|idempotency|outbox)$': '<rootDir>/packages/$1/src',
   },

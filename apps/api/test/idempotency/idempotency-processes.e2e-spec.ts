@@ -13,7 +13,11 @@ describe('Idempotency-Key across real API processes', () => {
 
   const startApiProcess = async (name: string, extra: Record<string, string> = {}) => {
     const port = await freePort();
-    const proc = spawnNode(name, 'dist/main.js', apiEnv(t.info, { PORT: String(port), ...extra }));
+    const proc = spawnNode(
+      name,
+      'dist/main.js',
+      apiEnv(t.info, { PORT: String(port), LOG_LEVEL: 'info', ...extra }),
+    );
     await proc.waitForOutput(/api listening/);
     return { proc, url: `http://127.0.0.1:${port}` };
   };

@@ -1,0 +1,952 @@
+#!/usr/bin/env node
+/**
+ * Chaos soak (issue 5, item 3). One bounded run (≈ 3–5 min on 2 cores):
+ *   1. drops and recreates a dedicated database (name must contain "soak") with
+ *      packages/db/dist/setup-cli.js, picks a unique BullMQ prefix, and starts platform-sim, the
+ *      api, 2 dispatchers and 2 workers as child processes on ephemeral ports;
+ *   2. turns platform faults on (10 % errors, dropped responses after the side effect, a few
+ *      timeouts, latency) on the marketplace and AI routes;
+ *   3. registers users/workspaces, creates stores (retrying through the faults) and product
+ *      drafts, then runs concurrent clients sending publications (each draft to each store once),
+ *      AI tasks, store syncs and draft creates, every logical request under one Idempotency-Key,
+ *      duplicated 0–3 times (sometimes concurrently), retried on network errors, 5xx and 409
+ *      IN_PROGRESS, some responses cut off by the client, some keys deliberately misused;
+ *   4. meanwhile SIGKILLs and restarts dispatchers and workers at random;
+ *   5. stops the faults, waits (bounded) for the system to drain, checks the invariants from
+ *      PostgreSQL (superuser: cross-workspace reads) and the platform counters, prints the table;
+ *   6. writes the table into bench/soak/RESULTS.md and kills every child process (also on failure).
+ * Exit code 0 only when every invariant holds.
+ *
+ * Usage (from the repository root, after `pnpm install` and `pnpm run build`):
+ *   pnpm --filter @listing/bench run soak [-- options]
+ *   node bench/soak/run.mjs [--workspaces 4] [--stores 2] [--drafts 25] [--ai 60] [--syncs 10]
+ *        [--creates 60] [--clients 12] [--dispatchers 2] [--workers 2] [--min-kills 6]
+ *        [--error-rate 0.1] [--drain-timeout 150] [--no-record]
+ *
+ * Environment: SOAK_DATABASE_URL (app role URL, default
+ * postgres://app_user:app_user@127.0.0.1:5432/listing_soak), ADMIN_DATABASE_URL (superuser,
+ * default postgres://postgres:postgres@127.0.0.1:5432/postgres), REDIS_URL.
+ */
+/* global fetch, AbortSignal, URL, setTimeout -- Node 20 globals (the eslint config declares only process and console for .mjs) */
+import { spawn, execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, isDeepStrictEqual } from 'node:util';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const apiDir = path.join(root, 'apps/api');
+
+const { values: opts } = parseArgs({
+  options: {
+    workspaces: { type: 'string', default: '4' },
+    stores: { type: 'string', default: '2' },
+    drafts: { type: 'string', default: '25' },
+    ai: { type: 'string', default: '60' },
+    syncs: { type: 'string', default: '10' },
+    creates: { type: 'string', default: '60' },
+    clients: { type: 'string', default: '12' },
+    dispatchers: { type: 'string', default: '2' },
+    workers: { type: 'string', default: '2' },
+    'min-kills': { type: 'string', default: '6' },
+    'error-rate': { type: 'string', default: '0.1' },
+    'drain-timeout': { type: 'string', default: '150' },
+    'no-record': { type: 'boolean', default: false },
+  },
+});
+const N = (name) => Number(opts[name]);
+const WORKSPACES = N('workspaces');
+const STORES_PER_WS = N('stores');
+const DRAFTS_PER_WS = N('drafts');
+const AI_PER_WS = N('ai');
+const SYNCS_PER_WS = N('syncs');
+const CREATES_PER_WS = N('creates');
+const CLIENTS = N('clients');
+const DISPATCHERS = N('dispatchers');
+const WORKERS = N('workers');
+const MIN_KILLS = N('min-kills');
+const ERROR_RATE = N('error-rate');
+const DRAIN_TIMEOUT_MS = N('drain-timeout') * 1000;
+const MIN_REQUESTS = 2000;
+
+const APP_URL = process.env.SOAK_DATABASE_URL ?? 'postgres://app_user:app_user@127.0.0.1:5432/listing_soak';
+const ADMIN_URL = process.env.ADMIN_DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DB_NAME = new URL(APP_URL).pathname.slice(1);
+if (!DB_NAME.includes('soak'))
+  throw new Error(`refusing database "${DB_NAME}": its name must contain "soak"`);
+const ADMIN_SOAK_URL = Object.assign(new URL(ADMIN_URL), { pathname: `/${DB_NAME}` }).toString();
+const BULL_PREFIX = `soak-${Date.now().toString(36)}`;
+
+const t0 = Date.now();
+const elapsed = () => ((Date.now() - t0) / 1000).toFixed(1).padStart(6);
+const log = (...args) => console.error(`[soak ${elapsed()}s]`, ...args);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const rand = (min, max) => min + Math.random() * (max - min);
+const randInt = (min, max) => Math.floor(rand(min, max + 1));
+const pick = (list) => list[Math.floor(Math.random() * list.length)];
+const chance = (p) => Math.random() < p;
+function shuffle(list) {
+  for (let i = list.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [list[i], list[j]] = [list[j], list[i]];
+  }
+  return list;
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// child processes
+
+const logDir = path.join(here, 'logs');
+const children = new Set();
+
+/** Spawns `node <script>` from apps/api; output goes to bench/soak/logs/<name>.log (+ a tail). */
+function spawnNode(name, script, env) {
+  const child = spawn(process.execPath, [script], {
+    cwd: apiDir,
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const file = createWriteStream(path.join(logDir, `${name}.log`), { flags: 'a' });
+  let tail = '';
+  const onData = (d) => {
+    file.write(d);
+    tail = (tail + d.toString()).slice(-65536);
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  child.soakName = name;
+  child.tail = () => tail;
+  child.exited = new Promise((resolve) =>
+    child.once('exit', (code, signal) => {
+      children.delete(child);
+      file.end();
+      resolve({ code, signal });
+    }),
+  );
+  children.add(child);
+  return child;
+}
+
+const isAlive = (child) => child && child.exitCode === null && child.signalCode === null;
+
+async function waitForOutput(child, pattern, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!pattern.test(child.tail())) {
+    if (!isAlive(child))
+      throw new Error(`${child.soakName} exited before printing ${pattern}:\n${child.tail()}`);
+    if (Date.now() > deadline)
+      throw new Error(`${child.soakName} did not print ${pattern}:\n${child.tail()}`);
+    await sleep(25);
+  }
+}
+
+function killAllChildren() {
+  for (const child of children) {
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+process.on('exit', killAllChildren);
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    log(`${signal}: killing the children`);
+    killAllChildren();
+    process.exit(130);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP client of the api: every command request is counted
+
+const stats = {
+  commandRequests: 0,
+  duplicates: 0, // extra sends of a logical request (random duplicates + retries after a transient answer)
+  concurrentDuplicates: 0,
+  clientAborts: 0,
+  transient: { network: 0, '5xx': 0, inProgress: 0 },
+  replayedHeader: 0,
+  misuse: { sent: 0, refused: 0 },
+  unexpected: [],
+};
+
+class Api {
+  constructor(baseUrl) {
+    this.baseUrl = baseUrl;
+  }
+
+  async send(method, urlPath, { token, key, body, timeoutMs = 20_000 } = {}) {
+    const headers = { 'content-type': 'application/json' };
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (key) headers['idempotency-key'] = key;
+    try {
+      const res = await fetch(this.baseUrl + urlPath, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const text = await res.text();
+      let parsed = null;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        parsed = text;
+      }
+      return {
+        status: res.status,
+        body: parsed,
+        replayed: res.headers.get('idempotent-replayed') === 'true',
+      };
+    } catch (error) {
+      return { status: 0, error: error.name === 'TimeoutError' ? 'aborted' : error.message };
+    }
+  }
+
+  get(urlPath, token) {
+    return this.send('GET', urlPath, { token });
+  }
+}
+
+/**
+ * A logical command: one key, one body. `kind` is the resource family for the invariants;
+ * `definitive` lists the non-2xx answers that legitimately end it (e.g. 409 SYNC_ALREADY_ACTIVE).
+ */
+function logical(kind, ws, urlPath, body, definitive = []) {
+  return { kind, ws, urlPath, body, key: randomUUID(), definitive, attempts: [], ok: null, final: null };
+}
+
+const isTransient = (r) =>
+  r.status === 0 ||
+  r.status >= 500 ||
+  (r.status === 409 && r.body?.code === 'IDEMPOTENCY_REQUEST_IN_PROGRESS');
+
+async function attempt(api, cmd, { abortEarly = false } = {}) {
+  stats.commandRequests++;
+  const r = await api.send('POST', cmd.urlPath, {
+    token: cmd.ws.token,
+    key: cmd.key,
+    body: cmd.body,
+    timeoutMs: abortEarly ? randInt(2, 40) : 20_000,
+  });
+  cmd.attempts.push(r.status);
+  if (r.status === 0) {
+    if (r.error === 'aborted') stats.clientAborts++;
+    else stats.transient.network++;
+  } else if (r.status >= 500) stats.transient['5xx']++;
+  else if (r.status === 409 && r.body?.code === 'IDEMPOTENCY_REQUEST_IN_PROGRESS')
+    stats.transient.inProgress++;
+  if (r.status >= 200 && r.status < 300) {
+    if (r.replayed) stats.replayedHeader++;
+    if (cmd.ok === null) cmd.ok = { status: r.status, body: r.body };
+    else if (cmd.ok.status !== r.status || !isDeepStrictEqual(cmd.ok.body, r.body)) {
+      cmd.replayMismatch = { first: cmd.ok, later: { status: r.status, body: r.body } };
+    }
+  } else if (!isTransient(r)) {
+    const code = r.body?.code ?? String(r.status);
+    if (!cmd.definitive.includes(code)) {
+      stats.unexpected.push({ kind: cmd.kind, status: r.status, code, detail: r.body?.detail ?? r.body });
+    }
+    cmd.lastRefusal = code;
+  }
+  return r;
+}
+
+/** Sends until a non-transient answer (bounded); returns the last answer. */
+async function untilDefinitive(api, cmd, first, maxTries = 15) {
+  let r = first;
+  for (let i = 0; isTransient(r) && i < maxTries; i++) {
+    await sleep(r.status === 409 ? rand(200, 1000) : rand(30, 300));
+    stats.duplicates++;
+    r = await attempt(api, cmd);
+  }
+  return r;
+}
+
+/**
+ * One logical request with chaos: sometimes the first response is cut off by the client;
+ * 0–3 duplicates with the same key and body, sometimes in parallel with the original, otherwise
+ * after its answer; retried until the answer is definitive.
+ */
+async function runCommand(api, cmd) {
+  const dups = randInt(0, 3);
+  const concurrent = dups > 0 && chance(0.35);
+  const abortEarly = chance(0.08);
+  let answers;
+  if (concurrent) {
+    stats.duplicates += dups;
+    stats.concurrentDuplicates += dups;
+    answers = await Promise.all([
+      attempt(api, cmd, { abortEarly }),
+      ...Array.from({ length: dups }, async () => {
+        await sleep(rand(0, 15));
+        return attempt(api, cmd);
+      }),
+    ]);
+  } else {
+    answers = [await attempt(api, cmd, { abortEarly })];
+    for (let i = 0; i < dups; i++) {
+      await sleep(rand(0, 100));
+      stats.duplicates++;
+      answers.push(await attempt(api, cmd));
+    }
+  }
+  let last = answers.find((r) => !isTransient(r)) ?? answers[answers.length - 1];
+  last = await untilDefinitive(api, cmd, last);
+  cmd.final = isTransient(last) ? 'unknown' : last.status;
+  return last;
+}
+
+/** Same key, other body (→ 409 IDEMPOTENCY_KEY_REUSED) or other route (→ 409 IDEMPOTENCY_SCOPE_CONFLICT). */
+async function misuseKey(api, cmd, otherPath, otherBody) {
+  for (let i = 0; i < 10; i++) {
+    stats.commandRequests++;
+    stats.misuse.sent++;
+    const r = await api.send('POST', otherPath, { token: cmd.ws.token, key: cmd.key, body: otherBody });
+    if (isTransient(r)) {
+      await sleep(rand(100, 400));
+      continue;
+    }
+    if (r.status === 409 && ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_SCOPE_CONFLICT'].includes(r.body?.code)) {
+      stats.misuse.refused++;
+    } else {
+      stats.unexpected.push({ kind: `misuse of a ${cmd.kind} key`, status: r.status, code: r.body?.code });
+    }
+    return;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// main
+
+async function main() {
+  const startedAt = new Date();
+  for (const f of [
+    'apps/api/dist/main.js',
+    'apps/platform-sim/dist/main.js',
+    'packages/db/dist/setup-cli.js',
+  ]) {
+    if (!existsSync(path.join(root, f)))
+      throw new Error(`build output missing (${f}): run \`pnpm run build\``);
+  }
+  rmSync(logDir, { recursive: true, force: true });
+  mkdirSync(logDir, { recursive: true });
+  const objectDir = mkdtempSync(path.join(os.tmpdir(), 'listing-soak-objects-'));
+
+  log(`recreating database ${DB_NAME}; BullMQ prefix ${BULL_PREFIX}`);
+  execFileSync('psql', [
+    ADMIN_URL,
+    '-v',
+    'ON_ERROR_STOP=1',
+    '-qc',
+    `drop database if exists "${DB_NAME}" with (force)`,
+  ]);
+  execFileSync(process.execPath, [path.join(root, 'packages/db/dist/setup-cli.js')], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: APP_URL, ADMIN_DATABASE_URL: ADMIN_URL },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const db = new pg.Pool({ connectionString: ADMIN_SOAK_URL, max: 2 });
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+
+  const kills = { dispatcher: 0, worker: 0, log: [] };
+  let chaosStop = false;
+  let shuttingDown = false;
+  /** A sleep the end of the chaos phase cuts short. */
+  const chaosSleep = async (ms) => {
+    const until = Date.now() + ms;
+    while (!chaosStop && Date.now() < until) await sleep(Math.min(100, until - Date.now()));
+  };
+  let chaosLoop = Promise.resolve();
+  try {
+    // ------------------------------------------------------------------- processes
+    const simPort = await freePort();
+    const sim = spawnNode('platform-sim', path.join(root, 'apps/platform-sim/dist/main.js'), {
+      PORT: String(simPort),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+    });
+    const simUrl = `http://127.0.0.1:${simPort}`;
+    await waitForHealth(`${simUrl}/health`, sim);
+    const simAdmin = (method, p, body) =>
+      fetch(simUrl + p, {
+        method,
+        headers: body ? { 'content-type': 'application/json' } : {},
+        body: body ? JSON.stringify(body) : undefined,
+      }).then(async (r) => {
+        if (!r.ok) throw new Error(`platform-sim ${method} ${p} → ${r.status} ${await r.text()}`);
+        return r.json();
+      });
+
+    const common = {
+      NODE_ENV: 'development',
+      DATABASE_URL: APP_URL,
+      REDIS_URL,
+      BULLMQ_PREFIX: BULL_PREFIX,
+      PLATFORM_BASE_URL: simUrl,
+      PLATFORM_TIMEOUT_MS: '2000',
+      OBJECT_STORAGE_DIR: objectDir,
+      LOG_LEVEL: 'info',
+    };
+    const apiPort = await freePort();
+    const api = spawnNode('api', 'dist/main.js', {
+      ...common,
+      HOST: '127.0.0.1',
+      PORT: String(apiPort),
+      DATABASE_POOL_SIZE: '12',
+      AUTH_SCRYPT_LOG_N: '10',
+      ACCESS_TOKEN_TTL_SECONDS: '3600',
+      RATE_LIMIT_AUTH_PER_MINUTE: '1000',
+      LOG_LEVEL: 'warn',
+    });
+    const roleEnv = {
+      ...common,
+      DATABASE_POOL_SIZE: '5',
+      OUTBOX_POLL_INTERVAL_MS: '200',
+      OUTBOX_LEASE_MS: '10000',
+      OUTBOX_HANDLER_BACKOFF_MS: '250',
+      OUTBOX_BACKOFF_BASE_MS: '250',
+      OUTBOX_BACKOFF_MAX_MS: '5000',
+      OUTBOX_WORKER_CONCURRENCY: '8',
+    };
+    const generation = { dispatcher: 0, worker: 0 };
+    const startRole = (role, slot) => {
+      generation[role]++;
+      const script = role === 'worker' ? 'dist/worker.js' : 'dist/dispatcher.js';
+      return spawnNode(`${role}-${slot}`, script, {
+        ...roleEnv,
+        ...(role === 'dispatcher'
+          ? { OUTBOX_DISPATCHER_ID: `soak-dispatcher-${slot}-${generation.dispatcher}` }
+          : {}),
+      });
+    };
+    const roles = {
+      dispatcher: Array.from({ length: DISPATCHERS }, (_, i) => startRole('dispatcher', i)),
+      worker: Array.from({ length: WORKERS }, (_, i) => startRole('worker', i)),
+    };
+    const apiUrl = `http://127.0.0.1:${apiPort}`;
+    await waitForHealth(`${apiUrl}/health/live`, api);
+    await Promise.all(roles.worker.map((w) => waitForOutput(w, /worker ready/)));
+    log(`platform-sim ${simUrl}, api ${apiUrl}, ${DISPATCHERS} dispatcher(s), ${WORKERS} worker(s)`);
+    const http = new Api(apiUrl);
+
+    // ------------------------------------------------------------------- faults on
+    const faultRule = {
+      errorRate: ERROR_RATE,
+      dropResponseRate: 0.05,
+      timeoutRate: 0.01,
+      timeoutMs: 3000,
+      latencyMs: 15,
+      routes: ['/platform/v1/', '/ai/v1/'],
+    };
+    await simAdmin('POST', '/admin/faults', faultRule);
+    log(`platform faults on: ${JSON.stringify(faultRule)}`);
+
+    // ------------------------------------------------------------------- chaos: kill/restart
+    const chaos = async () => {
+      while (!chaosStop) {
+        await chaosSleep(rand(3000, 8000));
+        if (chaosStop) break;
+        // Random, but neither role gets more than one kill ahead of the other.
+        const diff = kills.dispatcher - kills.worker;
+        const role = diff > 0 ? 'worker' : diff < 0 ? 'dispatcher' : chance(0.5) ? 'dispatcher' : 'worker';
+        const slot = randInt(0, roles[role].length - 1);
+        const victim = roles[role][slot];
+        if (isAlive(victim)) {
+          victim.kill('SIGKILL');
+          await victim.exited;
+          kills[role]++;
+          kills.log.push({ at: elapsed().trim(), role, slot, pid: victim.pid });
+          log(`SIGKILL ${role}-${slot} (pid ${victim.pid}); kills so far ${kills.dispatcher + kills.worker}`);
+        }
+        await chaosSleep(rand(300, 2000));
+        if (shuttingDown) return;
+        roles[role][slot] = startRole(role, slot);
+      }
+    };
+    chaosLoop = chaos();
+
+    // ------------------------------------------------------------------- setup: users, stores
+    const commands = [];
+    const workspaces = [];
+    for (let i = 0; i < WORKSPACES; i++) {
+      const email = `soak-${i}-${randomUUID()}@example.test`;
+      const r = await http.send('POST', '/v1/auth/register', {
+        body: { email, password: `pw-${randomUUID()}`, workspaceName: `soak ${i}` },
+      });
+      if (r.status !== 201) throw new Error(`register → ${r.status} ${JSON.stringify(r.body)}`);
+      workspaces.push({
+        index: i,
+        token: r.body.accessToken,
+        id: r.body.workspace.id,
+        stores: [],
+        drafts: [],
+      });
+    }
+    const wsPath = (ws, rest) => `/v1/workspaces/${ws.id}${rest}`;
+
+    const storeCmds = workspaces.flatMap((ws) =>
+      Array.from({ length: STORES_PER_WS }, (_, s) => {
+        const n = Math.random().toString(36).slice(2, 10);
+        return logical('stores', ws, wsPath(ws, '/stores'), {
+          platform: 'sim',
+          storeExternalId: `soak-${ws.index}-${s}-${n}`,
+          apiKey: `valid-key-soak-${n}`,
+          apiSecret: `secret-soak-${n}-${n}`,
+        });
+      }),
+    );
+    commands.push(...storeCmds);
+    await pool(storeCmds, CLIENTS, (cmd) => runCommand(http, cmd));
+    for (const cmd of storeCmds) {
+      if (!cmd.ok) throw new Error(`store create ended ${cmd.final}: ${JSON.stringify(cmd.attempts)}`);
+      cmd.ws.stores.push({ id: cmd.ok.body.store.id, externalId: cmd.body.storeExternalId });
+    }
+    await waitUntil('every store to be active', 90_000, async () => {
+      for (const cmd of storeCmds) {
+        const r = await http.get(wsPath(cmd.ws, `/stores/${cmd.ok.body.store.id}`), cmd.ws.token);
+        if (r.body?.status !== 'active') return false;
+      }
+      return true;
+    });
+    for (const cmd of storeCmds)
+      await simAdmin('POST', `/admin/stores/${cmd.body.storeExternalId}/products/seed`, { count: 120 });
+    log(`${storeCmds.length} stores active (120 products seeded in each)`);
+
+    // ------------------------------------------------------------------- setup: drafts
+    const draftBody = (ws, i) => ({
+      title: `Soak draft ${ws.index}-${i}-${Math.random().toString(36).slice(2, 8)}`,
+      description: 'A product of the chaos soak',
+      price: { amount: `${randInt(1, 300)}.${randInt(10, 99)}`, currency: 'EUR' },
+    });
+    const setupDrafts = workspaces.flatMap((ws) =>
+      Array.from({ length: DRAFTS_PER_WS }, (_, i) =>
+        logical('product_drafts', ws, wsPath(ws, '/product-drafts'), draftBody(ws, i)),
+      ),
+    );
+    commands.push(...setupDrafts);
+    await pool(setupDrafts, CLIENTS, (cmd) => runCommand(http, cmd));
+    for (const cmd of setupDrafts) {
+      if (!cmd.ok) throw new Error(`draft create ended ${cmd.final}: ${JSON.stringify(cmd.attempts)}`);
+      cmd.ws.drafts.push(cmd.ok.body.id);
+    }
+    log(`${setupDrafts.length} drafts created; ${stats.commandRequests} command requests so far`);
+
+    // ------------------------------------------------------------------- the load
+    const load = [];
+    for (const ws of workspaces) {
+      for (const draftId of ws.drafts) {
+        for (const store of ws.stores) {
+          load.push(
+            logical(
+              'publications',
+              ws,
+              wsPath(ws, '/publications'),
+              { draftId, revision: 1, storeId: store.id },
+              ['ALREADY_PUBLISHED'],
+            ),
+          );
+        }
+      }
+      for (let i = 0; i < AI_PER_WS; i++) {
+        const kind = pick(['text', 'text', 'category', 'image']);
+        const body = { kind, draftId: pick(ws.drafts), revision: 1 };
+        if (kind === 'text')
+          Object.assign(body, { target: pick(['title', 'description']), prompt: `Soak prompt ${i}` });
+        load.push(logical('ai_tasks', ws, wsPath(ws, '/ai-tasks'), body));
+      }
+      for (let i = 0; i < SYNCS_PER_WS; i++) {
+        load.push(
+          logical('store_syncs', ws, wsPath(ws, '/store-syncs'), { storeId: pick(ws.stores).id }, [
+            'SYNC_ALREADY_ACTIVE',
+          ]),
+        );
+      }
+      for (let i = 0; i < CREATES_PER_WS; i++) {
+        load.push(logical('product_drafts', ws, wsPath(ws, '/product-drafts'), draftBody(ws, `c${i}`)));
+      }
+    }
+    // A second key for an already targeted (draft, store): must be refused, never a second product.
+    const conflicting = shuffle(load.filter((c) => c.kind === 'publications'))
+      .slice(0, 10)
+      .map((c) => logical('publications', c.ws, c.urlPath, c.body, ['ALREADY_PUBLISHED']));
+    load.push(...conflicting);
+    shuffle(load);
+    commands.push(...load);
+    log(`load: ${load.length} logical requests over ${CLIENTS} clients`);
+    let done = 0;
+    await pool(load, CLIENTS, async (cmd) => {
+      await runCommand(http, cmd);
+      // Deliberate misuse of a settled key (never executes, never creates anything).
+      if (cmd.ok && chance(0.04)) {
+        const other =
+          cmd.kind === 'product_drafts'
+            ? { ...cmd.body, title: `${cmd.body.title} (other body)` }
+            : cmd.kind === 'ai_tasks'
+              ? { ...cmd.body, prompt: 'another prompt' }
+              : null;
+        if (other) await misuseKey(http, cmd, cmd.urlPath, other);
+        else await misuseKey(http, cmd, wsPath(cmd.ws, '/product-drafts'), draftBody(cmd.ws, 'scope'));
+      }
+      if (++done % 200 === 0)
+        log(`${done}/${load.length} logical, ${stats.commandRequests} command requests sent`);
+    });
+
+    // Settle: a key whose answers included a cut-off or network error gets one more send, so every
+    // key ends with a known outcome (a cut-off request may have committed).
+    const unsure = commands.filter((c) => !c.ok && c.attempts.some((s) => s === 0 || s >= 500));
+    for (const cmd of unsure) {
+      stats.duplicates++;
+      await untilDefinitive(http, cmd, await attempt(http, cmd));
+    }
+    log(`load done: ${stats.commandRequests} command requests; settled ${unsure.length} uncertain keys`);
+
+    while (kills.dispatcher + kills.worker < MIN_KILLS) {
+      log(`waiting for kill #${MIN_KILLS} (${kills.dispatcher + kills.worker} so far)`);
+      await sleep(2000);
+    }
+    chaosStop = true;
+    await chaosLoop;
+    for (const role of ['dispatcher', 'worker']) {
+      for (let slot = 0; slot < roles[role].length; slot++) {
+        if (!isAlive(roles[role][slot])) roles[role][slot] = startRole(role, slot);
+      }
+    }
+
+    // ------------------------------------------------------------------- drain
+    await simAdmin('DELETE', '/admin/faults');
+    log('faults off; draining');
+    const drainStart = Date.now();
+    let drained = false;
+    while (Date.now() - drainStart < DRAIN_TIMEOUT_MS) {
+      const { rows } = await db.query(`
+        select (select count(*) from operations where status in ('pending', 'running'))::int as ops,
+               (select count(*) from outbox_events where status in ('pending', 'dispatching'))::int as events`);
+      if (rows[0].ops === 0 && rows[0].events === 0) {
+        drained = true;
+        break;
+      }
+      if ((Date.now() - drainStart) % 10_000 < 1000)
+        log(`draining: ${rows[0].ops} operations open, ${rows[0].events} events undispatched`);
+      await sleep(1000);
+    }
+    const drainSeconds = ((Date.now() - drainStart) / 1000).toFixed(1);
+    log(drained ? `drained in ${drainSeconds} s` : `NOT drained after ${drainSeconds} s`);
+
+    // ------------------------------------------------------------------- invariants
+    const counters = await simAdmin('GET', '/admin/counters');
+    const q = async (sql) => (await db.query(sql)).rows;
+    const one = async (sql) => Number(Object.values((await q(sql))[0])[0]);
+    const keysOk = (kind) => new Set(commands.filter((c) => c.kind === kind && c.ok).map((c) => c.key)).size;
+    const checks = [];
+    const check = (name, expected, actual, pass) =>
+      checks.push({
+        name,
+        expected: String(expected),
+        actual: String(actual),
+        pass: pass ?? String(expected) === String(actual),
+      });
+
+    const unknown = commands.filter((c) => c.final === 'unknown').length;
+    check(
+      'command requests sent',
+      `≥ ${MIN_REQUESTS}`,
+      stats.commandRequests,
+      stats.commandRequests >= MIN_REQUESTS,
+    );
+    check(
+      'duplicates + retries (same key, same body)',
+      '> 0',
+      `${stats.duplicates} (${stats.concurrentDuplicates} concurrent, ${stats.clientAborts} cut off by the client)`,
+      stats.duplicates > 0,
+    );
+    check(
+      'process kills (SIGKILL)',
+      `≥ ${MIN_KILLS}`,
+      `${kills.dispatcher + kills.worker} (dispatcher ${kills.dispatcher}, worker ${kills.worker})`,
+      kills.dispatcher + kills.worker >= MIN_KILLS,
+    );
+    // Every provider request under the rule is delayed (latencyMs > 0), so `delayed` counts them all.
+    const faulted = counters.faults.delayed;
+    check(
+      'platform faults injected (share of provider requests)',
+      `errors ${ERROR_RATE * 100} %`,
+      `errors ${counters.faults.errors}/${faulted} = ${((100 * counters.faults.errors) / Math.max(1, faulted)).toFixed(1)} %, drops ${counters.faults.drops}, timeouts ${counters.faults.timeouts}`,
+      counters.faults.errors > 0,
+    );
+    check('logical requests without a definitive answer', 0, unknown);
+    check('unexpected answers (other than 2xx, transient, or a listed refusal)', 0, stats.unexpected.length);
+    check(
+      'replays identical to the first 2xx answer (mismatches)',
+      0,
+      commands.filter((c) => c.replayMismatch).length,
+    );
+    check(
+      'misused keys refused with 409 (other body / other route)',
+      stats.misuse.sent,
+      stats.misuse.refused,
+    );
+
+    check('stores = distinct keys answered 2xx', keysOk('stores'), await one(`select count(*) from stores`));
+    check(
+      'stores active',
+      keysOk('stores'),
+      await one(`select count(*) from stores where status = 'active'`),
+    );
+    check(
+      'product drafts = distinct keys answered 2xx',
+      keysOk('product_drafts'),
+      await one(`select count(*) from records where module_code = 'product_draft'`),
+    );
+    const pubRows = await q(`select id, status, platform_product_id from publications`);
+    check('publications = distinct keys answered 2xx', keysOk('publications'), pubRows.length);
+    check(
+      'publications per (draft, store) ≤ 1',
+      0,
+      await one(
+        `select count(*) from (select 1 from publications group by draft_id, store_id having count(*) > 1) d`,
+      ),
+    );
+    check(
+      'ai tasks = distinct keys answered 2xx',
+      keysOk('ai_tasks'),
+      await one(`select count(*) from ai_tasks`),
+    );
+    check(
+      'store syncs = distinct keys answered 2xx',
+      keysOk('store_syncs'),
+      await one(`select count(*) from store_syncs`),
+    );
+    const okKeys = commands.filter((c) => c.ok).length;
+    check(
+      'idempotency records (SUCCEEDED) = keys answered 2xx',
+      okKeys,
+      await one(`select count(*) from idempotency_requests where status = 'SUCCEEDED'`),
+    );
+
+    const published = pubRows.filter((p) => p.status === 'published');
+    check('publications published = publications', pubRows.length, published.length);
+    check('platform products created = publications published', published.length, counters.productsCreated);
+    const productKeys = Object.keys(counters.productsByKey);
+    const pubMismatch = published.filter(
+      (p) => counters.productsByKey[`publication-${p.id}`] !== p.platform_product_id,
+    );
+    const strayProductKeys = productKeys.filter((k) => !published.some((p) => `publication-${p.id}` === k));
+    check(
+      'products per key = 1 (productsByKey = products, ids match, no stray key)',
+      `${counters.productsCreated} keys, 0 mismatches`,
+      `${productKeys.length} keys, ${pubMismatch.length + strayProductKeys.length} mismatches`,
+    );
+    const aiSucceeded = await q(`select id from ai_tasks where status = 'succeeded'`);
+    const aiCount = await one(`select count(*) from ai_tasks`);
+    check('ai tasks succeeded = ai tasks', aiCount, aiSucceeded.length);
+    check(
+      'billed AI calls (billing entries) = ai tasks succeeded',
+      aiSucceeded.length,
+      counters.billingEntries,
+    );
+    const billing = Object.entries(counters.billingByKey);
+    const overBilled = billing.filter(([, n]) => n !== 1);
+    const strayBilling = billing.filter(([k]) => !aiSucceeded.some((t) => `ai-task-${t.id}` === k));
+    check(
+      'billing entries per key = 1 (no stray key)',
+      `${aiSucceeded.length} keys, 0 bad`,
+      `${billing.length} keys, ${overBilled.length + strayBilling.length} bad`,
+    );
+    check(
+      'syncs succeeded = syncs',
+      await one(`select count(*) from store_syncs`),
+      await one(`select count(*) from store_syncs where status = 'succeeded'`),
+    );
+
+    check(
+      'outbox events pending',
+      0,
+      await one(`select count(*) from outbox_events where status = 'pending'`),
+    );
+    check(
+      'outbox events dispatching past their lease',
+      0,
+      await one(`select count(*) from outbox_events where status = 'dispatching' and locked_until < now()`),
+    );
+    check(
+      'outbox dead letters',
+      0,
+      await one(`select count(*) from outbox_events where status = 'dead_letter'`),
+    );
+    check(
+      'operations stuck in pending/running',
+      0,
+      await one(`select count(*) from operations where status in ('pending', 'running')`),
+    );
+    check('operations failed', 0, await one(`select count(*) from operations where status = 'failed'`));
+    const allPass = checks.every((c) => c.pass);
+
+    // ------------------------------------------------------------------- report
+    const operationsByKind = await q(
+      `select kind, status, count(*)::int as n from operations group by kind, status order by kind, status`,
+    );
+    const outboxByStatus = await q(
+      `select queue, status, count(*)::int as n from outbox_events group by queue, status order by queue, status`,
+    );
+    const table = [
+      '| invariant | expected | actual | result |',
+      '| --- | --- | --- | --- |',
+      ...checks.map((c) => `| ${c.name} | ${c.expected} | ${c.actual} | ${c.pass ? 'PASS' : '**FAIL**'} |`),
+    ].join('\n');
+    const details = {
+      logical: Object.fromEntries(
+        ['stores', 'product_drafts', 'publications', 'ai_tasks', 'store_syncs'].map((k) => [
+          k,
+          {
+            keys: commands.filter((c) => c.kind === k).length,
+            answered2xx: keysOk(k),
+            refused: commands.filter((c) => c.kind === k && !c.ok && c.final !== 'unknown').length,
+          },
+        ]),
+      ),
+      transient: stats.transient,
+      replayedHeader: stats.replayedHeader,
+      misuse: stats.misuse,
+      unexpected: stats.unexpected.slice(0, 20),
+      drain: { drained, seconds: Number(drainSeconds) },
+      platform: {
+        productCreateCalls: counters.productCreateCalls,
+        productReplays: counters.productReplays,
+        productListCalls: counters.productListCalls,
+        aiCalls: counters.aiCalls,
+        aiReplays: counters.aiReplays,
+        verifyCalls: counters.verifyCalls,
+        faults: counters.faults,
+      },
+      kills: kills.log,
+      operationsByKind,
+      outboxByStatus,
+    };
+    console.log(`\n${table}\n`);
+    console.log(JSON.stringify(details, null, 2));
+    console.log(allPass ? '\nsoak: every invariant holds' : '\nsoak: INVARIANTS FAILED');
+    writeFileSync(path.join(here, 'last-run.json'), JSON.stringify({ checks, details }, null, 2));
+
+    if (!opts['no-record']) {
+      const durationS = ((Date.now() - t0) / 1000).toFixed(0);
+      const argv = process.argv.slice(2).join(' ');
+      const md = [
+        '# Chaos soak — recorded run',
+        '',
+        'Written by `bench/soak/run.mjs` (see `bench/README.md`, "Chaos soak"); every run overwrites it.',
+        '',
+        `- date: ${startedAt.toString()} (\`date\`: ${execFileSync('date', { encoding: 'utf8' }).trim()})`,
+        `- machine: ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.versions.node}, ${pgVersion(ADMIN_URL)}, Redis ${redisVersion(await redis.info('server'))}`,
+        `- load before the run: \`${uptimeAtStart}\``,
+        `- command: \`node bench/soak/run.mjs${argv ? ` ${argv}` : ''}\` (= \`pnpm --filter @listing/bench run soak\`), duration ${durationS} s`,
+        `- stack: platform-sim, 1 api, ${DISPATCHERS} dispatchers, ${WORKERS} workers (worker concurrency 8, lease 10 s); faults \`${JSON.stringify(faultRule)}\`; ${CLIENTS} concurrent clients`,
+        `- result: ${allPass ? '**PASS** (exit code 0)' : '**FAIL** (exit code 1)'}; drained in ${drainSeconds} s`,
+        '',
+        table,
+        '',
+        '## Details',
+        '',
+        '```json',
+        JSON.stringify(details, null, 2),
+        '```',
+        '',
+      ].join('\n');
+      writeFileSync(path.join(here, 'RESULTS.md'), md);
+      log('written bench/soak/RESULTS.md');
+    }
+    return allPass ? 0 : 1;
+  } finally {
+    chaosStop = true;
+    shuttingDown = true;
+    await chaosLoop.catch(() => undefined);
+    killAllChildren();
+    await Promise.all([...children].map((c) => c.exited));
+    await db.end().catch(() => undefined);
+    await deletePrefix(redis).catch(() => undefined);
+    redis.disconnect();
+    rmSync(objectDir, { recursive: true, force: true });
+  }
+}
+
+const uptimeAtStart = execFileSync('uptime', { encoding: 'utf8' }).trim();
+
+function pgVersion(url) {
+  const v = execFileSync('psql', [url, '-tAqc', 'show server_version'], { encoding: 'utf8' }).trim();
+  return `PostgreSQL ${v.split(' ')[0]}`;
+}
+
+function redisVersion(info) {
+  return /redis_version:(\S+)/.exec(info)?.[1] ?? '?';
+}
+
+async function deletePrefix(redis) {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${BULL_PREFIX}:*`, 'COUNT', 1000);
+    if (keys.length) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}
+
+async function waitForHealth(url, child) {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (!isAlive(child)) throw new Error(`${child.soakName} exited:\n${child.tail()}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  throw new Error(`${child.soakName} not healthy after 30 s`);
+}
+
+async function waitUntil(what, timeoutMs, probe) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(250);
+  }
+}
+
+/** Runs `fn` over `items` with `width` concurrent clients. */
+async function pool(items, width, fn) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await fn(items[next++]);
+    }),
+  );
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    console.error(`[soak] failed: ${error.stack ?? error}`);
+    killAllChildren();
+    process.exit(2);
+  },
+);

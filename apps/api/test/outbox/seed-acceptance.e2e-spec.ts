@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import { useTestDatabase } from '@listing/testing';
+import { CapabilityStack, credentials, type OperationBody } from '../capabilities/stack';
+import { ApiClient } from '../support/api-client';
+import { freePort, spawnNode, waitUntil } from './processes';
+
+const t = useTestDatabase();
+
+interface Accepted {
+  store: { id: string; status: string };
+  operation: OperationBody;
+}
+
+/**
+ * The five acceptance checks of the idempotency-and-outbox seed, through the HTTP API with real
+ * platform-sim, api, dispatcher and worker processes (check 5, RLS on the outbox as app_user, is
+ * packages/outbox/test/rls.integration-spec.ts; the dispatcher-crash check 4 is
+ * crash-proofs.e2e-spec.ts).
+ */
+describe('seed acceptance: idempotent command + transactional outbox over HTTP', () => {
+  const stack = new CapabilityStack(t);
+  beforeAll(() => stack.start());
+  afterAll(() => stack.stop());
+
+  const newStore = (tag: string) => ({
+    platform: 'sim',
+    storeExternalId: `seed-${tag}-${randomUUID()}`,
+    ...credentials(tag),
+  });
+  const eventsFor = async (storeId: string) =>
+    (await t.owner.query(`select status from outbox_events where payload->>'storeId' = $1`, [storeId]))
+      .rows as Array<{
+      status: string;
+    }>;
+  const storesNamed = async (externalId: string) =>
+    (await t.owner.query('select id from stores where store_external_id = $1', [externalId])).rows as Array<{
+      id: string;
+    }>;
+
+  it('(1) a replayed Idempotency-Key creates no second resource and no second task, and returns the first response', async () => {
+    const body = newStore('one');
+    const key = randomUUID();
+    const first = await stack.client.post<Accepted>(stack.ws('/stores'), body, { key });
+    expect(first.status).toBe(202);
+    await stack.waitForOperation(first.body.operation.id);
+    const again = await stack.client.post<Accepted>(stack.ws('/stores'), body, { key });
+    expect(again.status).toBe(202);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.text).toBe(first.text);
+    expect(await storesNamed(body.storeExternalId)).toHaveLength(1);
+    expect(await eventsFor(first.body.store.id)).toEqual([{ status: 'dispatched' }]);
+    const counters = await stack.admin.counters();
+    expect(counters.verifyCalls).toBeGreaterThanOrEqual(1);
+  });
+
+  it('(2) the same key with another body → 409; concurrent identical requests → one execution', async () => {
+    const body = newStore('two');
+    const key = randomUUID();
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => stack.client.post<Accepted>(stack.ws('/stores'), body, { key })),
+    );
+    expect(new Set(answers.map((a) => a.status))).toEqual(new Set([202]));
+    expect(new Set(answers.map((a) => a.text)).size).toBe(1);
+    expect(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true')).toHaveLength(19);
+    const stores = await storesNamed(body.storeExternalId);
+    expect(stores).toHaveLength(1);
+    expect(await eventsFor(stores[0]!.id)).toHaveLength(1);
+
+    const other = await stack.client.post(
+      stack.ws('/stores'),
+      { ...body, storeExternalId: `${body.storeExternalId}-x` },
+      { key },
+    );
+    expect(other.status).toBe(409);
+    expect(other.body).toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED' });
+    expect(await storesNamed(`${body.storeExternalId}-x`)).toHaveLength(0);
+  });
+
+  it('(3) the API is SIGKILLed right after the business commit; a dispatcher started afterwards delivers the event', async () => {
+    await stack.dispatcher.stop(); // no dispatcher while the API commits and dies
+    const port = await freePort();
+    const doomed = spawnNode('api-crash', 'dist/main.js', {
+      NODE_ENV: 'test',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATABASE_URL: t.info.appUrl,
+      REDIS_URL: t.info.redisUrl,
+      BULLMQ_PREFIX: t.info.bullPrefix,
+      PLATFORM_BASE_URL: stack.simUrl,
+      LOG_LEVEL: 'info',
+      OUTBOX_FAULTS_ENABLED: '1',
+      OUTBOX_FAULT: 'after-business-commit',
+    });
+    await doomed.waitForOutput(/api listening/);
+    const body = newStore('three');
+    const answer = await new ApiClient(`http://127.0.0.1:${port}`, stack.user.accessToken)
+      .post(stack.ws('/stores'), body, { key: randomUUID() })
+      .then(
+        (r) => `answered ${r.status}`,
+        (e: Error) => e.message,
+      );
+    expect(await doomed.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(answer).toMatch(/fetch failed/); // the client never got an answer
+
+    // The business rows and the event committed together, and nothing has delivered the event yet.
+    const [store] = await storesNamed(body.storeExternalId);
+    expect(store).toBeDefined();
+    expect(await eventsFor(store!.id)).toEqual([{ status: 'pending' }]);
+
+    stack.startDispatcher();
+    await waitUntil(
+      'the event to be dispatched',
+      async () => (await eventsFor(store!.id))[0]?.status === 'dispatched',
+    );
+    const ops = await t.owner.query(`select id from operations where resource_id = $1`, [store!.id]);
+    await stack.waitForOperation(ops.rows[0].id);
+    const verified = await stack.client.get<{ status: string }>(stack.ws(`/stores/${store!.id}`));
+    expect(verified.body.status).toBe('active');
+  });
+});

@@ -21,7 +21,18 @@ export interface WorkerRuntimeOptions {
   /** Only these queues (default: every queue of the registry). */
   readonly queues?: readonly string[];
   readonly logger?: OutboxLogger;
+  /**
+   * How often a job may lose its worker mid-run (the lock expired: the process died) before
+   * BullMQ gives up on it. Default 3: a worker killed while holding a job is normal operations.
+   */
+  readonly maxStalledCount?: number;
+  /** BullMQ lock duration and stall check interval in ms (defaults 30 s); tests shorten them. */
+  readonly lockDurationMs?: number;
+  readonly stalledIntervalMs?: number;
 }
+
+/** BullMQ's reason for a job it failed itself because its workers kept dying under it. */
+const STALLED_TOO_OFTEN = /stalled more than allowable limit/i;
 
 /** What the processor returns; stored by BullMQ as the job's return value. */
 export interface JobOutcome {
@@ -66,10 +77,21 @@ export class OutboxWorkerRuntime {
         prefix: this.options.prefix,
         concurrency: this.options.concurrency ?? 16,
         autorun: false,
+        maxStalledCount: this.options.maxStalledCount ?? 3,
+        ...(this.options.lockDurationMs ? { lockDuration: this.options.lockDurationMs } : {}),
+        ...(this.options.stalledIntervalMs ? { stalledInterval: this.options.stalledIntervalMs } : {}),
       });
       worker.on('error', (error) =>
         this.logger.warn('worker connection error', { queue, error: error.message }),
       );
+      // A job BullMQ fails by itself (stalled too often) never reaches the processor's catch:
+      // dead-letter its event here, or it would stay 'dispatched' with nobody working on it.
+      worker.on('failed', (job, error) => {
+        if (!job || !STALLED_TOO_OFTEN.test(error.message)) return;
+        const envelope = outboxJobData.safeParse(job.data);
+        if (envelope.success)
+          void this.deadLetter(envelope.data.workspaceId, job.id!, job.attemptsMade, error);
+      });
       this.workers.push(worker);
       void worker
         .run()
@@ -77,6 +99,12 @@ export class OutboxWorkerRuntime {
     }
     await Promise.all(this.workers.map((w) => w.waitUntilReady()));
     this.logger.info('workers started', { queues });
+  }
+
+  /** Drops the connections at once, leaving active jobs locked (a crash, for tests). */
+  async kill(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close(true)));
+    this.workers.length = 0;
   }
 
   /** Finishes the active jobs, then closes the connections. */

@@ -195,4 +195,58 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
     expect(rows[0]).toMatchObject({ status: 'dead_letter', attempt_count: 1 });
     expect(rows[0].last_error).toMatch(/poison payload for runtime.count: counter/);
   });
+
+  it('a job whose worker died mid-run too often is dead-lettered, not left dispatched', async () => {
+    const stuckJob = defineJob({
+      name: 'runtime.stuck',
+      queue: 'q-stuck',
+      schema: z.object({}),
+      maxAttempts: 5,
+    });
+    const options = {
+      db: t.db,
+      connection: redisOptionsFromUrl(t.info.redisUrl),
+      prefix: t.info.bullPrefix,
+      lockDurationMs: 500,
+      stalledIntervalMs: 300,
+      maxStalledCount: 0,
+    };
+    let started = 0;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const hanging = new OutboxWorkerRuntime({
+      ...options,
+      registry: new JobRegistry().handle(stuckJob, async () => {
+        started++;
+        await released; // does not finish while its process "dies"
+      }),
+    });
+    await hanging.start();
+    const id = randomUUID();
+    await t.owner.query(
+      `insert into outbox_events (id, workspace_id, queue, event_type, payload) values ($1, $2, 'q-stuck', $3, '{}')`,
+      [id, ws, stuckJob.name],
+    );
+    await dispatch();
+    await waitFor('the job to start', async () => started > 0);
+    // The worker "dies": its connections drop without finishing or releasing the job.
+    await hanging.kill();
+    const rescuer = new OutboxWorkerRuntime({
+      ...options,
+      registry: new JobRegistry().handle(stuckJob, async () => null),
+    });
+    await rescuer.start();
+    try {
+      const row = await waitFor('the event to be dead-lettered', async () => {
+        const { rows } = await t.owner.query(`select status, last_error from outbox_events where id = $1`, [
+          id,
+        ]);
+        return rows[0]?.status === 'dead_letter' ? rows[0] : undefined;
+      });
+      expect(row.last_error).toMatch(/stalled/);
+    } finally {
+      release(); // let the orphaned handler end so its pooled connection comes back
+      await rescuer.close();
+    }
+  });
 });

@@ -21,6 +21,8 @@ interface TransactionFrame {
   readonly afterCommit: Array<() => void>;
   /** Statements sent in the same round trip as COMMIT (shared by nested frames). */
   readonly atCommit: string[];
+  /** The pooled connection the transaction runs on. */
+  readonly client: PoolClient;
 }
 
 export interface TransactionOptions {
@@ -129,6 +131,21 @@ export class Database {
   }
 
   /**
+   * A named prepared statement on the ambient transaction's connection (else the pool): parsed
+   * and planned once per connection instead of on every call. For the few hottest statements,
+   * written in plain SQL with $n parameters; everything else goes through `executor`.
+   */
+  async prepared<R extends Record<string, unknown>>(
+    name: string,
+    text: string,
+    values: unknown[],
+  ): Promise<R[]> {
+    const frame = this.storage.getStore();
+    const result = await (frame ? frame.client : this.pool).query<R>({ name, text, values });
+    return result.rows;
+  }
+
+  /**
    * Queues a statement to run in the same round trip as COMMIT, for a final write nothing else in
    * the transaction reads (e.g. marking an idempotency record succeeded). The statement must be
    * complete SQL with every value already escaped (`escapeLiteral`): it travels over the simple
@@ -156,7 +173,13 @@ export class Database {
     if (options.lockTimeoutMs !== undefined) {
       begin += `; SET LOCAL lock_timeout = ${Math.max(1, Math.floor(options.lockTimeoutMs))}`;
     }
-    const frame: TransactionFrame = { tx: drizzle({ client }), workspaceId, afterCommit: [], atCommit: [] };
+    const frame: TransactionFrame = {
+      tx: drizzle({ client }),
+      workspaceId,
+      afterCommit: [],
+      atCommit: [],
+      client,
+    };
     let broken: Error | undefined;
     try {
       await client.query(begin);

@@ -45,7 +45,7 @@ export class IdempotencyRepository {
     fingerprint: { keyId: string; digest: Buffer },
     ttlSeconds: number,
   ): Promise<{ reserved: boolean; existing: StoredIdempotencyRecord | undefined }> {
-    const { rows } = await this.db.executor.execute<{
+    const rows = await this.db.prepared<{
       reserved: number;
       operation: string | null;
       fingerprint: Buffer | null;
@@ -55,23 +55,25 @@ export class IdempotencyRepository {
       response_envelope: unknown;
       expires_at: Date | null;
       expired: boolean | null;
-    }>(sql`
-      with existing as (
-        select operation, fingerprint, fingerprint_key_id, status, response_status, response_envelope,
-               expires_at, expires_at <= now() as expired
-          from idempotency_requests
-         where workspace_id = ${owner.workspaceId} and user_id = ${owner.userId} and idempotency_key = ${key}
-      ), reservation as (
-        insert into idempotency_requests
-          (workspace_id, user_id, idempotency_key, operation, fingerprint, fingerprint_key_id, status, expires_at)
-        select ${owner.workspaceId}, ${owner.userId}, ${key}, ${operation}, ${fingerprint.digest},
-               ${fingerprint.keyId}, 'PROCESSING', now() + make_interval(secs => ${ttlSeconds})
-         where not exists (select 1 from existing)
-        on conflict do nothing
-        returning 1
-      )
-      select (select count(*) from reservation)::int as reserved, e.*
-        from (select 1) as one left join existing e on true`);
+    }>(
+      'idempotency_find_or_reserve',
+      `with existing as (
+         select operation, fingerprint, fingerprint_key_id, status, response_status, response_envelope,
+                expires_at, expires_at <= now() as expired
+           from idempotency_requests
+          where workspace_id = $1 and user_id = $2 and idempotency_key = $3
+       ), reservation as (
+         insert into idempotency_requests
+           (workspace_id, user_id, idempotency_key, operation, fingerprint, fingerprint_key_id, status, expires_at)
+         select $1, $2, $3, $4, $5, $6, 'PROCESSING', now() + make_interval(secs => $7)
+          where not exists (select 1 from existing)
+         on conflict do nothing
+         returning 1
+       )
+       select (select count(*) from reservation)::int as reserved, e.*
+         from (select 1) as one left join existing e on true`,
+      [owner.workspaceId, owner.userId, key, operation, fingerprint.digest, fingerprint.keyId, ttlSeconds],
+    );
     const row = rows[0]!;
     if (row.reserved === 1 || row.status === null)
       return { reserved: row.reserved === 1, existing: undefined };

@@ -16,15 +16,15 @@ pids=()
 run_role() { # name, command...
   local name=$1; shift
   log "starting $name"
-  ("$@" 2>&1 | sed -u "s/^/[$name] /") &
+  # Output goes through a process substitution, so $! is the role's own pid (not a subshell's).
+  "$@" > >(sed -u "s/^/[$name] /") 2>&1 &
   pids+=($!)
 }
 stop_all() {
   trap - INT TERM EXIT
   log "stopping"
-  pkill -TERM -P $$ 2>/dev/null || true
-  for p in "${pids[@]}"; do pkill -TERM -P "$p" 2>/dev/null || true; done
-  wait || true
+  kill -TERM "${pids[@]}" 2>/dev/null || true
+  wait "${pids[@]}" 2>/dev/null || true
 }
 trap stop_all INT TERM EXIT
 

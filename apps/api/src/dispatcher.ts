@@ -61,8 +61,8 @@ async function main() {
       redisOptionsFromUrl(config.REDIS_URL, { retryStrategy: (n) => Math.min(50 * n, 1000) }),
     );
     subscriber.on('error', () => undefined);
-    new NudgeSubscriber(subscriber, nudgeChannel(config.BULLMQ_PREFIX), logger).start(() =>
-      dispatcher.wake(),
+    new NudgeSubscriber(subscriber, nudgeChannel(config.BULLMQ_PREFIX), logger).start((workspaceIds) =>
+      dispatcher.wake(workspaceIds),
     );
   }
 

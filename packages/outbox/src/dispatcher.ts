@@ -107,6 +107,9 @@ export class OutboxDispatcher {
   // The work list of the current round, shared by the lanes.
   private tasks: string[] = [];
   private exhausted = new Set<string>();
+  /** Workspaces named by nudges: served before the round-robin list, alternating with it. */
+  private readonly hinted = new Set<string>();
+  private lastWasHint = false;
   private refill: Promise<void> | null = null;
   private roundEmpty = false;
   private roundClaims = 0;
@@ -141,8 +144,12 @@ export class OutboxDispatcher {
     this.loop = this.run();
   }
 
-  /** Wakes the loop now (a nudge arrived). */
-  wake(): void {
+  /**
+   * Wakes the loop now (a nudge arrived). Named workspaces are claimed next, without waiting for
+   * discovery; they alternate with the round-robin list, so nudges cannot starve other workspaces.
+   */
+  wake(workspaceIds: readonly string[] = []): void {
+    for (const id of workspaceIds) this.hinted.add(id);
     this.woken = true;
     const waiter = this.wakeWaiter;
     this.wakeWaiter = null;
@@ -246,11 +253,23 @@ export class OutboxDispatcher {
   /** Next workspace to claim from; refills the list (one discovery at a time) when it is empty. */
   private async nextTask(): Promise<string | null> {
     for (;;) {
+      if (this.stopping || this.paused) return null;
+      if (this.hinted.size && !(this.lastWasHint && this.tasks.length)) {
+        const ws = this.hinted.values().next().value!;
+        this.hinted.delete(ws);
+        this.exhausted.delete(ws); // it has new events since it was last found empty
+        this.lastWasHint = true;
+        return ws;
+      }
       while (this.tasks.length) {
         const ws = this.tasks.shift()!;
-        if (!this.exhausted.has(ws)) return ws;
+        if (!this.exhausted.has(ws)) {
+          this.lastWasHint = false;
+          return ws;
+        }
       }
-      if (this.roundEmpty || this.stopping || this.paused) return null;
+      if (this.hinted.size) continue;
+      if (this.roundEmpty) return null;
       if (!this.refill) {
         // Due workspaces whose rows are all locked by another claimer (or otherwise unclaimable)
         // must not make the round spin: a pass that claimed nothing ends it.

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { UUID_RE } from './outbox-event';
 import type { OutboxLogger } from './outbox-logger';
 import { silentLogger } from './outbox-logger';
 
@@ -13,9 +14,10 @@ export class NudgeSubscriber {
     private readonly logger: OutboxLogger = silentLogger,
   ) {}
 
-  start(onNudge: () => void): void {
-    this.redis.on('message', (channel: string) => {
-      if (channel === this.channel) onNudge();
+  /** onNudge receives the workspace ids the message names (possibly none). */
+  start(onNudge: (workspaceIds: string[]) => void): void {
+    this.redis.on('message', (channel: string, message: string) => {
+      if (channel === this.channel) onNudge(parseNudge(message));
     });
     this.redis.subscribe(this.channel).catch((error: Error) => {
       this.logger.warn('nudge subscription failed; polling only until Redis is back', {
@@ -23,4 +25,12 @@ export class NudgeSubscriber {
       });
     });
   }
+}
+
+/** Workspace ids from a nudge message; anything that is not a UUID is ignored. */
+export function parseNudge(message: string): string[] {
+  return message
+    .split(',')
+    .slice(0, 1000)
+    .filter((id) => UUID_RE.test(id));
 }

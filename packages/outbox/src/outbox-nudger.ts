@@ -18,6 +18,8 @@ export class OutboxNudger {
   private scheduled = false;
   private inFlight = false;
   private again = false;
+  /** Workspaces with new events since the last publish: dispatchers claim these first. */
+  private readonly workspaces = new Set<string>();
   /** Publishes actually sent (for tests and the benchmark). */
   sent = 0;
 
@@ -26,7 +28,8 @@ export class OutboxNudger {
     readonly channel: string,
   ) {}
 
-  nudge(): void {
+  nudge(workspaceId?: string): void {
+    if (workspaceId) this.workspaces.add(workspaceId);
     if (this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => this.flush());
@@ -40,8 +43,12 @@ export class OutboxNudger {
     }
     this.inFlight = true;
     this.sent++;
+    // The message names the workspaces (ids only) so a dispatcher can claim them at once instead
+    // of waiting for its round-robin pass to reach them; '1' when none is known.
+    const message = this.workspaces.size ? [...this.workspaces].join(',') : '1';
+    this.workspaces.clear();
     this.redis
-      .publish(this.channel, '1')
+      .publish(this.channel, message)
       .catch(() => undefined)
       .finally(() => {
         this.inFlight = false;

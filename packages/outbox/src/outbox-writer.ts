@@ -9,7 +9,7 @@ import { assertSafePayload } from './payload-guard';
 
 export interface OutboxWriterOptions {
   /** Post-commit wake-up of the dispatcher (OutboxNudger). Without it the dispatcher polls. */
-  readonly nudger?: { nudge(): void };
+  readonly nudger?: { nudge(workspaceId?: string): void };
   /** Test-only crash points (after-business-commit fires after the commit of any append). */
   readonly faults?: OutboxFaults;
   readonly defaultMaxAttempts?: number;
@@ -62,7 +62,7 @@ export class OutboxWriter {
       availableAt: event.availableAt ?? null,
     });
     const { nudger, faults } = this.options;
-    if (nudger) this.db.afterCommit(() => nudger.nudge());
+    if (nudger) this.db.afterCommit(() => nudger.nudge(workspaceId));
     if (faults?.isArmed('after-business-commit')) this.db.afterCommit(() => faults.afterBusinessCommit());
     return { id };
   }

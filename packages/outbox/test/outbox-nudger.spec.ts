@@ -1,4 +1,4 @@
-import { nudgeChannel, OutboxNudger } from '../src';
+import { nudgeChannel, OutboxNudger, parseNudge } from '../src';
 
 describe('OutboxNudger', () => {
   const tick = () => new Promise((r) => setImmediate(r));
@@ -9,6 +9,23 @@ describe('OutboxNudger', () => {
     for (let i = 0; i < 100; i++) nudger.nudge();
     await tick();
     expect(sent).toEqual(['bull:outbox:nudge']);
+  });
+
+  it('names the workspaces with new events (deduplicated); a bare nudge says "1"', async () => {
+    const sent: string[] = [];
+    const nudger = new OutboxNudger({ publish: async (_c, m) => sent.push(m) }, 'c');
+    const a = '11111111-1111-4111-8111-111111111111';
+    const b = '22222222-2222-4222-8222-222222222222';
+    nudger.nudge(a);
+    nudger.nudge(b);
+    nudger.nudge(a);
+    await tick();
+    nudger.nudge();
+    await tick();
+    expect(sent).toEqual([`${a},${b}`, '1']);
+    expect(parseNudge(sent[0]!)).toEqual([a, b]);
+    expect(parseNudge('1')).toEqual([]);
+    expect(parseNudge(`${a},not-a-uuid,'; drop table x`)).toEqual([a]);
   });
 
   it('while a publish is in flight, later nudges become exactly one more', async () => {

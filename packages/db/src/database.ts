@@ -31,6 +31,13 @@ export interface TransactionOptions {
    * waits for a row or index lock. Only applied when this call opens the transaction.
    */
   lockTimeoutMs?: number;
+  /**
+   * false: `SET LOCAL synchronous_commit = off`: COMMIT returns before the WAL reaches disk. Only
+   * for writes whose loss in a server crash is harmless (the outbox dispatcher's lease and mark
+   * updates: a lost one means an event is delivered again, which at-least-once already allows).
+   * Never for business transactions.
+   */
+  synchronousCommit?: false;
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -170,6 +177,7 @@ export class Database {
     const client: PoolClient = await this.pool.connect();
     let begin = 'BEGIN';
     if (workspaceId) begin += `; SELECT set_config('app.workspace_id', '${workspaceId}', true)`;
+    if (options.synchronousCommit === false) begin += '; SET LOCAL synchronous_commit = off';
     if (options.lockTimeoutMs !== undefined) {
       begin += `; SET LOCAL lock_timeout = ${Math.max(1, Math.floor(options.lockTimeoutMs))}`;
     }

@@ -140,6 +140,20 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
     ).rejects.toBeInstanceOf(TransactionAbortedError);
   });
 
+  it('synchronousCommit: false relaxes only the transaction it opens', async () => {
+    const inside = await t.db.transaction(
+      async () =>
+        (await t.db.executor.execute<{ v: string }>(sql`select current_setting('synchronous_commit') as v`))
+          .rows[0]!.v,
+      { synchronousCommit: false },
+    );
+    expect(inside).toBe('off');
+    const after = await t.db.executor.execute<{ v: string }>(
+      sql`select current_setting('synchronous_commit') as v`,
+    );
+    expect(after.rows[0]!.v).toBe('on');
+  });
+
   it('lockTimeoutMs bounds lock waits for the whole transaction', async () => {
     const timeout = await t.db.transaction(
       async () =>

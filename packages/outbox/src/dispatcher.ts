@@ -9,6 +9,14 @@ import { OutboxRepository } from './outbox.repository';
 import type { QueueProducer } from './queue-producer';
 import { redactError } from './redaction';
 
+/**
+ * The dispatcher's own transactions (claim, mark, attempt bookkeeping) commit without waiting for
+ * the WAL flush: losing one in a PostgreSQL crash only means an event is claimed or delivered
+ * again, which at-least-once delivery and re-entrant workers already absorb. It takes a disk
+ * flush (~2 ms here) off every step between a business commit and the job reaching BullMQ.
+ */
+const RELAXED_COMMIT = { synchronousCommit: false } as const;
+
 export interface DispatcherOptions {
   readonly db: Database;
   readonly producer: QueueProducer;
@@ -306,8 +314,10 @@ export class OutboxDispatcher {
   /** claim → add → mark for one workspace batch. Returns the number claimed. */
   private async batch(workspaceId: string): Promise<number> {
     const db = this.options.db;
-    const claimed = await db.withWorkspace(workspaceId, () =>
-      this.repository.claim(workspaceId, this.id, this.batchSize, this.leaseMs),
+    const claimed = await db.withWorkspace(
+      workspaceId,
+      () => this.repository.claim(workspaceId, this.id, this.batchSize, this.leaseMs),
+      RELAXED_COMMIT,
     );
     if (claimed.length < this.batchSize) this.exhausted.add(workspaceId);
     if (!claimed.length) return 0;
@@ -446,7 +456,7 @@ export class OutboxDispatcher {
   /** Runs a settling statement under the workspace; a failure leaves the lease to expire. */
   private async settle<T>(workspaceId: string, what: string, fn: () => Promise<T>): Promise<T | undefined> {
     try {
-      return await this.options.db.withWorkspace(workspaceId, fn);
+      return await this.options.db.withWorkspace(workspaceId, fn, RELAXED_COMMIT);
     } catch (error) {
       this.logger.error(`${what} failed; the lease will expire and be reclaimed`, {
         workspace: workspaceId,

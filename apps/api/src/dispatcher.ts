@@ -88,6 +88,13 @@ async function main() {
     },
     (msg) => logger.info(msg),
   );
+  // Give the producer connection a moment to come up, so a normal start does not log a pause.
+  if (producerRedis.status !== 'ready') {
+    await Promise.race([
+      new Promise((resolve) => producerRedis.once('ready', resolve)),
+      new Promise((resolve) => setTimeout(resolve, 2000).unref()),
+    ]);
+  }
   dispatcher.start();
   logger.info('dispatcher ready', {
     dispatcher: dispatcher.id,

@@ -99,7 +99,16 @@ async function setupDatabase() {
   });
 }
 
+// Event ids as the writer makes them: UUID v7 (time-ordered), generated in SQL for bulk inserts.
+const UUIDV7_SQL = `
+  create or replace function bench_uuidv7() returns uuid language sql volatile as $$
+    select encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing
+      substring(int8send(floor(extract(epoch from clock_timestamp()) * 1000)::bigint) from 3)
+      from 1 for 6), 52, 1), 53, 1), 'hex')::uuid
+  $$`;
+
 async function seedWorkspaces(owner, n) {
+  await owner.query(UUIDV7_SQL);
   const ids = [];
   const user = randomUUID();
   await owner.query(`insert into users (id, email, password_hash) values ($1, $2, 'x')`, [
@@ -127,7 +136,7 @@ async function insertEvents(owner, workspaces, total, queue) {
     for (const ws of workspaces) {
       await client.query(
         `insert into outbox_events (id, workspace_id, queue, event_type, payload)
-         select gen_random_uuid(), $1, $2, 'bench.event', jsonb_build_object('orderId', gen_random_uuid(), 'version', g)
+         select bench_uuidv7(), $1, $2, 'bench.event', jsonb_build_object('orderId', gen_random_uuid(), 'version', g)
            from generate_series(1, $3::integer) g`,
         [ws, queue, per],
       );
@@ -322,7 +331,7 @@ async function claimTimes(appDb, owner, ws, rounds) {
     await owner.query(`delete from outbox_events where status <> 'dispatched'`);
     await owner.query(
       `insert into outbox_events (id, workspace_id, queue, event_type, payload)
-       select gen_random_uuid(), $1, 'bench-claim', 'bench.event', jsonb_build_object('n', g) from generate_series(1, 5000) g`,
+       select bench_uuidv7(), $1, 'bench-claim', 'bench.event', jsonb_build_object('n', g) from generate_series(1, 5000) g`,
       [ws],
     );
     await owner.query(`analyze outbox_events`);
@@ -465,7 +474,7 @@ async function main() {
     for (let i = 0; i < history; i += 200_000) {
       await owner.query(
         `insert into outbox_events (id, workspace_id, queue, event_type, payload, status, dispatched_at, created_at)
-       select gen_random_uuid(), ($1::uuid[])[1 + g % 10], 'bench-history', 'bench.event', jsonb_build_object('n', g),
+       select bench_uuidv7(), ($1::uuid[])[1 + g % 10], 'bench-history', 'bench.event', jsonb_build_object('n', g),
               'dispatched', now() - interval '1 hour', now() - interval '1 hour'
          from generate_series(1, $2::integer) g`,
         [workspaces, Math.min(200_000, history - i)],

@@ -7,7 +7,7 @@ export interface OutboxEventInput {
   readonly type: string;
   /** Ids, versions or immutable snapshots only; checked by the payload guard. */
   readonly payload: Record<string, unknown>;
-  /** Event id = BullMQ jobId; generated (UUID v4) when absent. */
+  /** Event id = BullMQ jobId; generated (UUID v7, time-ordered) when absent. */
   readonly id?: string;
   /** Delivery attempts (dispatch failures, and handler attempts in the worker) before dead_letter. */
   readonly maxAttempts?: number;

@@ -57,6 +57,21 @@ describe('OutboxWriter', () => {
     });
   });
 
+  it('generates time-ordered (v7) event ids', async () => {
+    const ids = await t.db.withWorkspace(ws, async () => {
+      const out: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        out.push((await writer.append(event)).id);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      return out;
+    });
+    for (const id of ids)
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect([...ids].sort()).toEqual(ids);
+    await tick(); // let this test's nudge go out before the next test watches
+  });
+
   it('rolls back with the business transaction and never nudges then', async () => {
     await expect(
       t.db.withWorkspace(ws, async () => {

@@ -7,12 +7,10 @@ import {
   type IdempotentOutcome,
   type IdempotentRequestContext,
 } from '@listing/idempotency';
-import { OutboxWriter } from '@listing/outbox';
-import { IntegrityError, ResourceNotFoundError } from '../../common/domain-errors';
+import { ResourceNotFoundError } from '../../common/domain-errors';
 import { decodeCursor, toPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
-import { AuditRepository } from '../audit/audit.repository';
-import { OperationsRepository } from '../operations/operations.repository';
+import { AsyncCommands } from '../operations/async-commands.service';
 import { PRODUCT_DRAFT_MODULE } from '../product-drafts/product-drafts.service';
 import { RecordsRepository } from '../records/records.repository';
 import type { PageQuery } from '../stores/store.dto';
@@ -28,24 +26,18 @@ import { AiTasksRepository } from './ai-tasks.repository';
 @Injectable()
 export class AiTasksService {
   private readonly policy: IdempotencyResultPolicy<AiTaskAccepted>;
+  /** The 202 body as first answered (for the first answer and every replay). */
+  private readonly accepted = (aiTaskId: string, operationId: string): Promise<AiTaskAccepted> =>
+    this.commands.accepted('aiTask', aiTaskId, operationId, (id) => this.tasks.findAsAccepted(id));
 
   constructor(
     private readonly db: Database,
     private readonly idempotency: IdempotencyService,
     private readonly tasks: AiTasksRepository,
     private readonly records: RecordsRepository,
-    private readonly operations: OperationsRepository,
-    private readonly audit: AuditRepository,
-    private readonly writer: OutboxWriter,
+    private readonly commands: AsyncCommands,
   ) {
-    this.policy = {
-      name: 'ai-task-accepted-reference-v1',
-      serialize: (r) => ({ aiTaskId: r.aiTask.id, operationId: r.operation.id }),
-      restore: (stored) => {
-        const ref = stored as { aiTaskId: string; operationId: string };
-        return this.accepted(ref.aiTaskId, ref.operationId);
-      },
-    };
+    this.policy = commands.acceptedPolicy('ai-task-accepted-reference-v1', 'aiTask', this.accepted);
   }
 
   create(
@@ -81,22 +73,20 @@ export class AiTasksService {
           executionId,
           createdBy: auth.userId,
         });
-        const operationId = randomUUID();
-        await this.operations.create({
-          id: operationId,
+        const operationId = await this.commands.accept({
           kind: `ai-task.${body.kind}`,
           resourceType: 'ai_task',
           resourceId: id,
-          createdBy: auth.userId,
-        });
-        await this.writer.appendJob(runAiTaskJob, { aiTaskId: id, operationId });
-        await this.audit.append({
-          action: 'AI_TASK_REQUESTED',
-          entityType: PRODUCT_DRAFT_MODULE,
-          entityId: body.draftId,
-          revision: body.revision,
           actorUserId: auth.userId,
-          metadata: { aiTaskId: id, kind: body.kind, executionId, operationId },
+          job: runAiTaskJob,
+          payload: (operationId) => ({ aiTaskId: id, operationId }),
+          audit: (operationId) => ({
+            action: 'AI_TASK_REQUESTED',
+            entityType: PRODUCT_DRAFT_MODULE,
+            entityId: body.draftId,
+            revision: body.revision,
+            metadata: { aiTaskId: id, kind: body.kind, executionId, operationId },
+          }),
         });
         return this.accepted(id, operationId);
       },
@@ -116,14 +106,5 @@ export class AiTasksService {
     return this.db.withWorkspace(auth.workspaceId, async () =>
       toPage(await this.tasks.list(query.limit + 1, after), query.limit),
     );
-  }
-
-  private async accepted(aiTaskId: string, operationId: string): Promise<AiTaskAccepted> {
-    const [aiTask, operation] = await Promise.all([
-      this.tasks.findAsAccepted(aiTaskId),
-      this.operations.findAsAccepted(operationId),
-    ]);
-    if (!aiTask || !operation) throw new IntegrityError('the AI task of a stored result no longer exists');
-    return { aiTask, operation };
   }
 }

@@ -7,13 +7,11 @@ import {
   type IdempotentOutcome,
   type IdempotentRequestContext,
 } from '@listing/idempotency';
-import { OutboxWriter } from '@listing/outbox';
 import { AlreadyPublishedError, StoreNotActiveError } from '../../common/capability-errors';
-import { IntegrityError, ResourceNotFoundError } from '../../common/domain-errors';
+import { ResourceNotFoundError } from '../../common/domain-errors';
 import { decodeCursor, toPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
-import { AuditRepository } from '../audit/audit.repository';
-import { OperationsRepository } from '../operations/operations.repository';
+import { AsyncCommands } from '../operations/async-commands.service';
 import { PRODUCT_DRAFT_MODULE } from '../product-drafts/product-drafts.service';
 import { RecordsRepository } from '../records/records.repository';
 import type { PageQuery } from '../stores/store.dto';
@@ -31,6 +29,11 @@ import { PublicationsRepository } from './publications.repository';
 @Injectable()
 export class PublicationsService {
   private readonly policy: IdempotencyResultPolicy<PublicationAccepted>;
+  /** The 202 body as first answered (for the first answer and every replay). */
+  private readonly accepted = (publicationId: string, operationId: string): Promise<PublicationAccepted> =>
+    this.commands.accepted('publication', publicationId, operationId, (id) =>
+      this.publications.findAsAccepted(id),
+    );
 
   constructor(
     private readonly db: Database,
@@ -38,18 +41,9 @@ export class PublicationsService {
     private readonly publications: PublicationsRepository,
     private readonly stores: StoresRepository,
     private readonly records: RecordsRepository,
-    private readonly operations: OperationsRepository,
-    private readonly audit: AuditRepository,
-    private readonly writer: OutboxWriter,
+    private readonly commands: AsyncCommands,
   ) {
-    this.policy = {
-      name: 'publication-accepted-reference-v1',
-      serialize: (r) => ({ publicationId: r.publication.id, operationId: r.operation.id }),
-      restore: (stored) => {
-        const ref = stored as { publicationId: string; operationId: string };
-        return this.accepted(ref.publicationId, ref.operationId);
-      },
-    };
+    this.policy = commands.acceptedPolicy('publication-accepted-reference-v1', 'publication', this.accepted);
   }
 
   create(
@@ -78,22 +72,20 @@ export class PublicationsService {
         if (!(await this.publications.insert({ id, ...body, createdBy: auth.userId }))) {
           throw new AlreadyPublishedError();
         }
-        const operationId = randomUUID();
-        await this.operations.create({
-          id: operationId,
+        const operationId = await this.commands.accept({
           kind: 'publication.publish',
           resourceType: 'publication',
           resourceId: id,
-          createdBy: auth.userId,
-        });
-        await this.writer.appendJob(publishProductJob, { publicationId: id, operationId });
-        await this.audit.append({
-          action: 'PUBLICATION_REQUESTED',
-          entityType: 'publication',
-          entityId: id,
-          revision: body.revision,
           actorUserId: auth.userId,
-          metadata: { draftId: body.draftId, storeId: body.storeId, operationId },
+          job: publishProductJob,
+          payload: (operationId) => ({ publicationId: id, operationId }),
+          audit: (operationId) => ({
+            action: 'PUBLICATION_REQUESTED',
+            entityType: 'publication',
+            entityId: id,
+            revision: body.revision,
+            metadata: { draftId: body.draftId, storeId: body.storeId, operationId },
+          }),
         });
         return this.accepted(id, operationId);
       },
@@ -113,15 +105,5 @@ export class PublicationsService {
     return this.db.withWorkspace(auth.workspaceId, async () =>
       toPage(await this.publications.list(query.limit + 1, after), query.limit),
     );
-  }
-
-  private async accepted(publicationId: string, operationId: string): Promise<PublicationAccepted> {
-    const [publication, operation] = await Promise.all([
-      this.publications.findAsAccepted(publicationId),
-      this.operations.findAsAccepted(operationId),
-    ]);
-    if (!publication || !operation)
-      throw new IntegrityError('the publication of a stored result no longer exists');
-    return { publication, operation };
   }
 }

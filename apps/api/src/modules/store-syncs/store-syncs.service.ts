@@ -7,13 +7,11 @@ import {
   type IdempotentOutcome,
   type IdempotentRequestContext,
 } from '@listing/idempotency';
-import { OutboxWriter } from '@listing/outbox';
 import { StoreNotActiveError, SyncAlreadyActiveError } from '../../common/capability-errors';
-import { IntegrityError, ResourceNotFoundError } from '../../common/domain-errors';
+import { ResourceNotFoundError } from '../../common/domain-errors';
 import { decodeCursor, toPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
-import { AuditRepository } from '../audit/audit.repository';
-import { OperationsRepository } from '../operations/operations.repository';
+import { AsyncCommands } from '../operations/async-commands.service';
 import type { PageQuery } from '../stores/store.dto';
 import { StoresRepository } from '../stores/stores.repository';
 import type { CreateStoreSyncInput } from './store-sync.dto';
@@ -25,24 +23,18 @@ import { StoreSyncsRepository } from './store-syncs.repository';
 @Injectable()
 export class StoreSyncsService {
   private readonly policy: IdempotencyResultPolicy<StoreSyncAccepted>;
+  /** The 202 body as first answered (for the first answer and every replay). */
+  private readonly accepted = (syncId: string, operationId: string): Promise<StoreSyncAccepted> =>
+    this.commands.accepted('sync', syncId, operationId, (id) => this.syncs.findAsAccepted(id));
 
   constructor(
     private readonly db: Database,
     private readonly idempotency: IdempotencyService,
     private readonly syncs: StoreSyncsRepository,
     private readonly stores: StoresRepository,
-    private readonly operations: OperationsRepository,
-    private readonly audit: AuditRepository,
-    private readonly writer: OutboxWriter,
+    private readonly commands: AsyncCommands,
   ) {
-    this.policy = {
-      name: 'store-sync-accepted-reference-v1',
-      serialize: (r) => ({ syncId: r.sync.id, operationId: r.operation.id }),
-      restore: (stored) => {
-        const ref = stored as { syncId: string; operationId: string };
-        return this.accepted(ref.syncId, ref.operationId);
-      },
-    };
+    this.policy = commands.acceptedPolicy('store-sync-accepted-reference-v1', 'sync', this.accepted);
   }
 
   create(
@@ -67,21 +59,19 @@ export class StoreSyncsService {
         const id = randomUUID();
         if (!(await this.syncs.insert({ id, storeId, createdBy: auth.userId })))
           throw new SyncAlreadyActiveError();
-        const operationId = randomUUID();
-        await this.operations.create({
-          id: operationId,
+        const operationId = await this.commands.accept({
           kind: 'store-sync.run',
           resourceType: 'store_sync',
           resourceId: id,
-          createdBy: auth.userId,
-        });
-        await this.writer.appendJob(runStoreSyncJob, { syncId: id, operationId });
-        await this.audit.append({
-          action: 'STORE_SYNC_REQUESTED',
-          entityType: 'store_sync',
-          entityId: id,
           actorUserId: auth.userId,
-          metadata: { storeId, operationId },
+          job: runStoreSyncJob,
+          payload: (operationId) => ({ syncId: id, operationId }),
+          audit: (operationId) => ({
+            action: 'STORE_SYNC_REQUESTED',
+            entityType: 'store_sync',
+            entityId: id,
+            metadata: { storeId, operationId },
+          }),
         });
         return this.accepted(id, operationId);
       },
@@ -102,14 +92,5 @@ export class StoreSyncsService {
     return this.db.withWorkspace(auth.workspaceId, async () =>
       toPage(await this.syncs.list(query.limit + 1, after), query.limit),
     );
-  }
-
-  private async accepted(syncId: string, operationId: string): Promise<StoreSyncAccepted> {
-    const [sync, operation] = await Promise.all([
-      this.syncs.findAsAccepted(syncId),
-      this.operations.findAsAccepted(operationId),
-    ]);
-    if (!sync || !operation) throw new IntegrityError('the sync of a stored result no longer exists');
-    return { sync, operation };
   }
 }

@@ -1,27 +1,32 @@
 /* global setTimeout, performance, URL */
-// Outbox dispatcher benchmark (issue 4, item 4). One bounded run (~3 min) measures, on a
+// Outbox dispatcher benchmark (issue 4, item 4). One bounded run (~6 min) measures, on a
 // dedicated database and a private BullMQ prefix:
 //   A. 50,000 events end to end (committed in PostgreSQL → jobs in BullMQ) with one and with two
 //      dispatcher processes (apps/api/dist/dispatcher.js), beside raw BullMQ addBulk of the same
 //      jobs (batches of 500) in the same run, interleaved; ratio = dispatcher / raw.
-//   B. commit → worker-start latency p50/p99 at a steady 1,000 events/s (one dispatcher
-//      process with the Redis nudge; and, for reference, polling only).
+//   B. commit → worker-start latency p50/p99 at steady rates (default 200, 400 and 1,000
+//      events/s, one business transaction per event): BullMQ alone (the floor), the outbox with
+//      the Redis nudge, and polling only. The worker is its own process (bench-worker.mjs).
 //   C. claim time (claim 500 + mark) with 1,000,000 dispatched rows in the table vs an empty
 //      history.
 //   D. write-path cost of the wake-up signal: commits/s of (business row + outbox event)
 //      transactions with no signal, with the post-commit Redis PUBLISH nudge, and with a
 //      NOTIFY inside the transaction (the rejected design, for reference).
-// Usage: node bench/dispatcher/run.mjs [--events 50000] [--reps 3] [--latency-seconds 10]
-//                                      [--write-seconds 5] [--history 1000000]
+//   E. 20,000 events commit → worker done, against raw BullMQ worker throughput (a prefilled
+//      queue, and addBulk while the worker runs).
+// Usage: node bench/dispatcher/run.mjs [--only throughput,latency,worker,write,claim]
+//          [--events 50000] [--reps 3] [--rate 200,400,1000] [--latency-seconds 10]
+//          [--latency-modes bullmq,nudge,poll] [--write-seconds 5] [--history 1000000]
+// OUTBOX_* variables in the environment are passed to the dispatcher processes (tuning).
 // Writes bench/dispatcher/last-run.json and last-run.md.
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, fork, execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync, existsSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Queue, Worker } from 'bullmq';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createRequire } from 'node:module';
@@ -35,7 +40,6 @@ const {
   OutboxWriter,
   nudgeChannel,
   producerRedisOptions,
-  redisOptionsFromUrl,
 } = require('@listing/outbox');
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -47,8 +51,9 @@ const { values: args } = parseArgs({
     'latency-seconds': { type: 'string', default: '10' },
     'write-seconds': { type: 'string', default: '5' },
     history: { type: 'string', default: '1000000' },
-    rate: { type: 'string', default: '1000' },
-    only: { type: 'string' }, // throughput | latency | write | claim
+    rate: { type: 'string', default: '200,400,1000' }, // comma-separated
+    only: { type: 'string' }, // throughput | latency | worker | write | claim
+    'latency-modes': { type: 'string' }, // bullmq,nudge,poll
   },
 });
 const EVENTS = Number(args.events);
@@ -149,7 +154,9 @@ async function insertEvents(owner, workspaces, total, queue) {
 }
 
 function spawnDispatcher(name, extraEnv = {}) {
-  const child = spawn(process.execPath, [path.join(root, 'apps/api/dist/dispatcher.js')], {
+  // e.g. BENCH_DISPATCHER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile it
+  const nodeArgs = (process.env.BENCH_DISPATCHER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'apps/api/dist/dispatcher.js')], {
     env: {
       PATH: process.env.PATH,
       NODE_ENV: 'production',
@@ -160,6 +167,8 @@ function spawnDispatcher(name, extraEnv = {}) {
       OUTBOX_DISPATCHER_ID: name,
       OUTBOX_POLL_INTERVAL_MS: '200',
       ...extraEnv,
+      // Tuning experiments: OUTBOX_* variables of the bench's own environment win.
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('OUTBOX_'))),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -243,33 +252,70 @@ async function dispatcherRun(owner, redis, workspaces, processes, rep) {
 
 // ---------------------------------------------------------------------------------------------
 // B. commit → worker-start latency at a steady rate
-async function latencyRun(appDb, owner, workspaces, { seconds, rate, nudge, pollMs }) {
-  const queueName = `bench-latency-${nudge ? 'nudge' : 'poll'}`;
-  const d = spawnDispatcher('latency', {
-    OUTBOX_NUDGE: nudge ? 'redis' : 'off',
-    OUTBOX_POLL_INTERVAL_MS: String(pollMs),
+function forkWorker(queueName, { concurrency = 50, manual = false } = {}) {
+  const argv = [queueName, PREFIX, REDIS_URL, String(concurrency), manual ? 'manual' : 'auto'];
+  const child = fork(path.join(here, 'bench-worker.mjs'), argv, {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  await d.ready();
+  const waiters = [];
+  child.on('message', (m) => waiters.shift()?.(m));
+  const next = () => new Promise((r) => waiters.push(r));
+  const ready = next();
+  return {
+    ready,
+    ask: (msg) => {
+      const reply = next();
+      child.send(msg);
+      return reply;
+    },
+    tell: (msg) => child.send(msg),
+    async stop() {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.send({ cmd: 'stop' });
+      await exited;
+    },
+  };
+}
+
+/**
+ * Generates `rate` events/s for `seconds`, each in its own business transaction (one outbox
+ * event, one workspace of ten in turn), and measures commit → worker start in a separate worker
+ * process. mode: 'nudge' (dispatcher + post-commit PUBLISH), 'poll' (dispatcher polling only),
+ * or 'bullmq' (no PostgreSQL: the generator adds each job to BullMQ itself; the floor that the
+ * BullMQ hop alone costs on this machine).
+ */
+async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollMs }) {
+  const queueName = `bench-latency-${mode}`;
+  const d =
+    mode === 'bullmq'
+      ? null
+      : spawnDispatcher('latency', {
+          OUTBOX_NUDGE: mode === 'nudge' ? 'redis' : 'off',
+          OUTBOX_POLL_INTERVAL_MS: String(pollMs),
+        });
+  await d?.ready();
+  const worker = forkWorker(queueName);
+  await worker.ready;
   const publisher = new Redis(producerRedisOptions(REDIS_URL));
   await new Promise((r) => publisher.once('ready', r));
   const writer = new OutboxWriter(
     appDb,
-    nudge ? { nudger: new OutboxNudger(publisher, nudgeChannel(PREFIX)) } : {},
+    mode === 'nudge' ? { nudger: new OutboxNudger(publisher, nudgeChannel(PREFIX)) } : {},
   );
+  const queue = new Queue(queueName, { connection: publisher, prefix: PREFIX });
   const committed = new Map();
-  const started = new Map();
-  const worker = new Worker(
-    queueName,
-    async (job) => {
-      started.set(job.id, { at: now(), enqueuedAt: job.timestamp });
-    },
-    {
-      connection: { ...redisOptionsFromUrl(REDIS_URL), maxRetriesPerRequest: null },
-      prefix: PREFIX,
-      concurrency: 50,
-    },
-  );
-  await worker.waitUntilReady();
+  const produce = (i) => {
+    if (mode === 'bullmq') {
+      const id = randomUUID();
+      return queue.add('bench.latency', { seq: i }, { jobId: id }).then(() => committed.set(id, now()));
+    }
+    const ws = workspaces[i % workspaces.length];
+    return appDb
+      .withWorkspace(ws, () =>
+        writer.append({ queue: queueName, type: 'bench.latency', payload: { seq: i } }),
+      )
+      .then(({ id }) => committed.set(id, now()));
+  };
   const total = seconds * rate;
   const t0 = now() + 200;
   const inflight = new Set();
@@ -277,37 +323,36 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, nudge, poll
     const due = t0 + (i * 1000) / rate;
     const wait = due - now();
     if (wait > 1) await sleep(wait - 0.5);
-    const ws = workspaces[i % workspaces.length];
-    const p = appDb
-      .withWorkspace(ws, () =>
-        writer.append({ queue: queueName, type: 'bench.latency', payload: { seq: i } }),
-      )
-      .then(({ id }) => committed.set(id, now()));
+    const p = produce(i);
     inflight.add(p);
     void p.finally(() => inflight.delete(p));
   }
   await Promise.all(inflight);
-  const deadline = now() + 15_000;
-  while (started.size < committed.size && now() < deadline) await sleep(50);
+  const { done } = await Promise.race([
+    worker.ask({ cmd: 'expect', count: committed.size }),
+    sleep(15_000).then(() => ({ done: 'timeout' })),
+  ]);
+  const { started } = await worker.ask({ cmd: 'collect' });
+  const startedById = new Map(started.map(([id, at, enqueuedAt]) => [id, { at, enqueuedAt }]));
   const lat = [];
   const toEnqueue = [];
   const toStart = [];
   for (const [id, c] of committed) {
-    const s = started.get(id);
+    const s = startedById.get(id);
     if (!s) continue;
     lat.push(s.at - c);
     toEnqueue.push(s.enqueuedAt - c);
     toStart.push(s.at - s.enqueuedAt);
   }
-  await worker.close();
-  await d.stop();
+  await worker.stop();
+  await d?.stop();
+  await queue.obliterate({ force: true });
+  await queue.close();
   publisher.disconnect();
-  const q = new Queue(queueName, { connection: redisOptionsFromUrl(REDIS_URL), prefix: PREFIX });
-  await q.obliterate({ force: true });
-  await q.close();
   await owner.query(`truncate outbox_events`);
+  if (done === 'timeout') log(`  ${mode}: only ${lat.length}/${committed.size} jobs started within 15 s`);
   return {
-    nudge,
+    mode,
     pollMs,
     rate,
     seconds,
@@ -320,6 +365,72 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, nudge, poll
     commitToEnqueueP50: pct(toEnqueue, 50),
     enqueueToStartP50: pct(toStart, 50),
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// E. end to end (commit → worker done) vs raw BullMQ worker throughput
+const WORKER_EVENTS = 20_000;
+
+function workerJobs() {
+  const ws = randomUUID();
+  return Array.from({ length: WORKER_EVENTS }, (_, i) => ({
+    name: 'bench.event',
+    data: { v: 1, workspaceId: ws, payload: { n: i }, createdAt: Date.now() },
+    opts: {
+      jobId: randomUUID(),
+      attempts: 10,
+      backoff: { type: 'exponential', delay: 1000 },
+      removeOnComplete: { age: 86400 },
+      removeOnFail: { age: 604800 },
+    },
+  }));
+}
+
+/**
+ * Raw BullMQ, two ways. prefilled: a worker process drains WORKER_EVENTS jobs added beforehand
+ * (clock from 'go'; the worker alone on the machine). pipelined: the bench adds them with
+ * addBulk (batches of 500) while the worker runs (clock from the first add to the last job
+ * done), the BullMQ-only counterpart of the outbox path.
+ */
+async function workerRaw(redis, rep, mode) {
+  const queueName = `bench-worker-raw-${mode}-${rep}`;
+  const queue = new Queue(queueName, { connection: redis, prefix: PREFIX });
+  const jobs = workerJobs();
+  const addAll = async () => {
+    for (let i = 0; i < jobs.length; i += 500) await queue.addBulk(jobs.slice(i, i + 500));
+  };
+  if (mode === 'prefilled') await addAll();
+  const worker = forkWorker(queueName, { manual: mode === 'prefilled' });
+  await worker.ready;
+  const done = worker.ask({ cmd: 'expect', count: WORKER_EVENTS });
+  const t0 = now();
+  if (mode === 'prefilled') worker.tell({ cmd: 'go' });
+  else await addAll();
+  const { at } = await done;
+  await worker.stop();
+  await queue.obliterate({ force: true });
+  await queue.close();
+  return (WORKER_EVENTS / (at - t0)) * 1000;
+}
+
+/** The same number of events committed in PostgreSQL; clock from the commit to the last job done. */
+async function workerEndToEnd(owner, redis, workspaces, rep) {
+  const queueName = `bench-worker-e2e-${rep}`;
+  const d = spawnDispatcher('e2e');
+  await d.ready();
+  const worker = forkWorker(queueName);
+  await worker.ready;
+  await owner.query(`truncate outbox_events`);
+  const done = worker.ask({ cmd: 'expect', count: WORKER_EVENTS });
+  const { at: committedAt, count } = await insertEvents(owner, workspaces, WORKER_EVENTS, queueName);
+  await redis.publish(nudgeChannel(PREFIX), '1');
+  const { at } = await done;
+  await worker.stop();
+  await d.stop();
+  const queue = new Queue(queueName, { connection: redis, prefix: PREFIX });
+  await queue.obliterate({ force: true });
+  await queue.close();
+  return (count / (at - committedAt)) * 1000;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -337,12 +448,11 @@ async function claimTimes(appDb, owner, ws, rounds) {
     await owner.query(`analyze outbox_events`);
     for (let i = 0; i < 10; i++) {
       const t0 = now();
-      const claimed = await appDb.withWorkspace(ws, () => repo.claim(ws, 'bench', 500, 30_000));
-      await appDb.withWorkspace(ws, () =>
-        repo.markDispatched(
-          'bench',
-          claimed.map((e) => e.id),
-        ),
+      const claimed = await repo.claim(ws, 'bench', 500, 30_000);
+      await repo.markDispatched(
+        ws,
+        'bench',
+        claimed.map((e) => e.id),
       );
       times.push(now() - t0);
       if (claimed.length !== 500) throw new Error(`claimed ${claimed.length}`);
@@ -431,22 +541,49 @@ async function main() {
   }
 
   if (run('latency')) {
-    const rate = Number(args.rate);
-    log(`B: commit → worker-start latency at ${rate} events/s`);
-    result.latency = [
-      await latencyRun(appDb, owner, workspaces, {
-        seconds: Number(args['latency-seconds']),
-        rate,
-        nudge: true,
-        pollMs: 500,
-      }),
-      await latencyRun(appDb, owner, workspaces, { seconds: 3, rate, nudge: false, pollMs: 100 }),
-    ];
-    for (const l of result.latency) {
+    const rates = args.rate.split(',').map(Number);
+    const seconds = Number(args['latency-seconds']);
+    const modes = (args['latency-modes'] ?? 'bullmq,nudge,poll').split(',');
+    result.latency = [];
+    for (const rate of rates) {
+      log(`B: commit → worker-start latency at ${rate} events/s`);
+      for (const mode of modes) {
+        const l = await latencyRun(appDb, owner, workspaces, {
+          seconds: mode === 'poll' ? Math.min(3, seconds) : seconds,
+          rate,
+          mode,
+          pollMs: mode === 'poll' ? 100 : 500,
+        });
+        result.latency.push(l);
+        log(`  ${mode}: p50 ${l.p50.toFixed(2)} ms p99 ${l.p99.toFixed(2)} ms (${l.samples}/${l.committed})`);
+      }
+    }
+  }
+
+  if (run('worker')) {
+    log(`E: ${WORKER_EVENTS} events commit → worker done vs raw BullMQ worker (interleaved)`);
+    const prefilled = [];
+    const pipelined = [];
+    const e2e = [];
+    for (let rep = 0; rep < REPS; rep++) {
+      prefilled.push(await workerRaw(redis, rep, 'prefilled'));
+      pipelined.push(await workerRaw(redis, rep, 'pipelined'));
+      e2e.push(await workerEndToEnd(owner, redis, workspaces, rep));
       log(
-        `  nudge=${l.nudge} p50 ${l.p50.toFixed(2)} ms p99 ${l.p99.toFixed(2)} ms (${l.samples}/${l.committed})`,
+        `  rep ${rep + 1}: raw worker prefilled ${prefilled.at(-1).toFixed(0)}/s, pipelined ${pipelined.at(-1).toFixed(0)}/s, end to end ${e2e.at(-1).toFixed(0)}/s`,
       );
     }
+    result.worker = {
+      events: WORKER_EVENTS,
+      prefilled: { median: median(prefilled), all: prefilled },
+      pipelined: { median: median(pipelined), all: pipelined },
+      endToEnd: {
+        median: median(e2e),
+        all: e2e,
+        ratioPrefilled: median(e2e) / median(prefilled),
+        ratioPipelined: median(e2e) / median(pipelined),
+      },
+    };
   }
 
   if (run('write')) {
@@ -512,6 +649,12 @@ async function main() {
   await admin.end();
 }
 
+const LATENCY_MODES = {
+  bullmq: 'BullMQ alone: generator adds each job itself (floor, no PostgreSQL)',
+  nudge: 'outbox: Redis PUBLISH nudge after commit (+ % ms poll)',
+  poll: 'outbox: polling only, every % ms',
+};
+
 function markdown(r) {
   const f = (x, d = 0) => Number(x).toFixed(d);
   const out = [
@@ -536,14 +679,27 @@ function markdown(r) {
   if (l) {
     out.push(
       '',
-      `## B. commit → worker start at ${l[0].rate} events/s`,
+      '## B. commit → worker start (worker in its own process)',
       '',
-      '| wake-up | samples | p50 ms | p90 ms | p99 ms | max ms | commit→enqueue p50 | enqueue→start p50 |',
-      '|---|---:|---:|---:|---:|---:|---:|---:|',
+      '| events/s | path | samples | p50 ms | p90 ms | p99 ms | max ms | commit→enqueue p50 | enqueue→start p50 |',
+      '|---:|---|---:|---:|---:|---:|---:|---:|---:|',
       ...l.map(
         (x) =>
-          `| ${x.nudge ? 'Redis PUBLISH nudge after commit (+ 500 ms poll)' : `polling only, every ${x.pollMs} ms`} | ${x.samples}/${x.committed} | ${f(x.p50, 2)} | ${f(x.p90, 2)} | ${f(x.p99, 2)} | ${f(x.max, 1)} | ${f(x.commitToEnqueueP50, 1)} | ${f(x.enqueueToStartP50, 1)} |`,
+          `| ${x.rate} | ${LATENCY_MODES[x.mode].replace('%', x.pollMs)} | ${x.samples}/${x.committed} | ${f(x.p50, 2)} | ${f(x.p90, 2)} | ${f(x.p99, 2)} | ${f(x.max, 1)} | ${f(x.commitToEnqueueP50, 1)} | ${f(x.enqueueToStartP50, 1)} |`,
       ),
+    );
+  }
+  const e = r.worker;
+  if (e) {
+    out.push(
+      '',
+      `## E. ${e.events.toLocaleString('en')} events, commit → worker done (one dispatcher, one worker process, concurrency 50; medians of ${r.reps} interleaved reps)`,
+      '',
+      '| what | jobs/s | per rep | end to end ÷ this |',
+      '|---|---:|---|---:|',
+      `| raw BullMQ, prefilled queue: the worker alone | ${f(e.prefilled.median)} | ${e.prefilled.all.map((x) => f(x)).join(', ')} | ${f(e.endToEnd.ratioPrefilled, 2)} |`,
+      `| raw BullMQ, pipelined: addBulk while the worker runs | ${f(e.pipelined.median)} | ${e.pipelined.all.map((x) => f(x)).join(', ')} | ${f(e.endToEnd.ratioPipelined, 2)} |`,
+      `| end to end: committed in PostgreSQL → dispatcher → worker done | ${f(e.endToEnd.median)} | ${e.endToEnd.all.map((x) => f(x)).join(', ')} | 1.00 |`,
     );
   }
   const c = r.claim;

@@ -40,6 +40,7 @@ async function main() {
     id: config.OUTBOX_DISPATCHER_ID,
     batchSize: config.OUTBOX_BATCH_SIZE,
     concurrency: config.OUTBOX_CONCURRENCY,
+    fastLanes: config.OUTBOX_FAST_LANES,
     batchesPerWorkspace: config.OUTBOX_BATCHES_PER_WORKSPACE,
     workspacesPerRound: config.OUTBOX_WORKSPACES_PER_ROUND,
     leaseMs: config.OUTBOX_LEASE_MS,

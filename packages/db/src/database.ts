@@ -4,6 +4,7 @@ import { drizzle, type NodePgDatabase, type NodePgQueryResultHKT } from 'drizzle
 import type { PgDatabase } from 'drizzle-orm/pg-core';
 import { Pool, type PoolClient, type PoolConfig } from 'pg';
 import {
+  AmbientTransactionError,
   InvalidWorkspaceIdError,
   NotInTransactionError,
   TransactionAbortedError,
@@ -150,6 +151,34 @@ export class Database {
     const frame = this.storage.getStore();
     const result = await (frame ? frame.client : this.pool).query<R>({ name, text, values });
     return result.rows;
+  }
+
+  /**
+   * Statements each bound to a workspace, all in one transaction of their own and one round
+   * trip: every binding (`set_config('app.workspace_id', ..., true)`, which a later binding in
+   * the same transaction replaces) travels with its statement in one simple-protocol message,
+   * which PostgreSQL runs as a single implicit transaction (all or nothing). For the hottest
+   * loop, the outbox dispatcher's claims and marks, where BEGIN, statement and COMMIT per
+   * workspace would each wait for the last. Statements must be complete SQL with every value
+   * already escaped (`escapeLiteral`). Never joins an ambient transaction: calling it inside one
+   * is refused. Returns the rows of each statement, in order.
+   */
+  async queryInWorkspaces<R extends Record<string, unknown>>(
+    parts: ReadonlyArray<{ workspaceId: string; statement: string }>,
+    options: Pick<TransactionOptions, 'synchronousCommit'> = {},
+  ): Promise<R[][]> {
+    if (this.storage.getStore()) throw new AmbientTransactionError('queryInWorkspaces');
+    if (!parts.length) return [];
+    const text = parts.map(({ workspaceId, statement }, i) => {
+      if (!UUID_RE.test(workspaceId)) throw new InvalidWorkspaceIdError();
+      let bind = `SELECT set_config('app.workspace_id', '${workspaceId.toLowerCase()}', true)`;
+      if (i === 0 && options.synchronousCommit === false)
+        bind += `, set_config('synchronous_commit', 'off', true)`;
+      return `${bind};\n${statement}`;
+    });
+    const results = (await this.pool.query(text.join(';\n'))) as unknown as Array<{ rows: R[] }>;
+    // Two results per part (binding, statement); keep the statements'.
+    return parts.map((_, i) => results[2 * i + 1]!.rows);
   }
 
   /**

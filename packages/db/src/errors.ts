@@ -15,6 +15,14 @@ export class NotInTransactionError extends DatabaseLayerError {
   }
 }
 
+/** A statement that must run in a transaction of its own was called inside an ambient one. */
+export class AmbientTransactionError extends DatabaseLayerError {
+  readonly code = 'DB_AMBIENT_TRANSACTION';
+  constructor(what: string) {
+    super(`${what} runs in a transaction of its own and cannot join the ambient one`);
+  }
+}
+
 /** COMMIT was answered with ROLLBACK: a statement failed inside and the error was swallowed. */
 export class TransactionAbortedError extends DatabaseLayerError {
   readonly code = 'DB_TRANSACTION_ABORTED';

@@ -5,17 +5,9 @@ import { assertBackoffPolicy, DEFAULT_BACKOFF, type BackoffPolicy } from './back
 import type { ClaimedEvent } from './outbox-event';
 import { OutboxFaults } from './outbox-faults';
 import { silentLogger, type OutboxLogger } from './outbox-logger';
-import { OutboxRepository } from './outbox.repository';
+import { OutboxRepository, RELAXED_COMMIT } from './outbox.repository';
 import type { QueueProducer } from './queue-producer';
 import { redactError } from './redaction';
-
-/**
- * The dispatcher's own transactions (claim, mark, attempt bookkeeping) commit without waiting for
- * the WAL flush: losing one in a PostgreSQL crash only means an event is claimed or delivered
- * again, which at-least-once delivery and re-entrant workers already absorb. It takes a disk
- * flush (~2 ms here) off every step between a business commit and the job reaching BullMQ.
- */
-const RELAXED_COMMIT = { synchronousCommit: false } as const;
 
 export interface DispatcherOptions {
   readonly db: Database;
@@ -26,6 +18,12 @@ export interface DispatcherOptions {
   readonly batchSize?: number;
   /** Batches in flight at once (claim, add and mark of different batches overlap). */
   readonly concurrency?: number;
+  /**
+   * Fast lanes (nudged workspaces) in flight at once. Each lane claims every hinted workspace
+   * in one round trip, so more lanes lower the wait under light load and fewer make bigger
+   * batches under heavy load.
+   */
+  readonly fastLanes?: number;
   /** Per-workspace cap per round, in batches: a huge backlog cannot starve the other workspaces. */
   readonly batchesPerWorkspace?: number;
   /** Workspaces fetched per discovery (round-robin from a cursor). */
@@ -70,11 +68,14 @@ export interface DispatcherStats {
  * workspaces with due events (narrow SECURITY DEFINER function, ids only, round-robin from a
  * cursor), and let `concurrency` lanes work through per-workspace batches, interleaved across
  * workspaces and capped per workspace per round. A batch is: claim in a transaction bound to the
- * workspace (FOR UPDATE SKIP LOCKED, lease), addBulk to BullMQ outside any transaction with
- * jobId = event id, then mark dispatched where the lease is still ours. A failed add counts an
- * attempt (backoff in SQL) unless Redis itself is down, in which case the leases are released.
- * Expired leases are reclaimed periodically. Nudges (wake()) start a round at once; otherwise it
- * polls. stop(): claim nothing more, finish in-flight batches, release what is still held.
+ * workspace (FOR UPDATE SKIP LOCKED, lease; one round trip), addBulk to BullMQ outside any
+ * transaction with jobId = event id, then mark dispatched where the lease is still ours. A failed
+ * add counts an attempt (backoff in SQL) unless Redis itself is down, in which case the leases
+ * are released. Expired leases are reclaimed periodically.
+ *
+ * Wake-up: a nudge naming workspaces starts a fast lane per workspace at once (no discovery, no
+ * waiting for the round); a nudge naming none starts a round; otherwise the loop polls.
+ * stop(): claim nothing more, finish in-flight batches, release what is still held.
  */
 export class OutboxDispatcher {
   readonly id: string;
@@ -115,11 +116,16 @@ export class OutboxDispatcher {
   // The work list of the current round, shared by the lanes.
   private tasks: string[] = [];
   private exhausted = new Set<string>();
-  /** Workspaces named by nudges: served before the round-robin list, alternating with it. */
+  /** Workspaces named by nudges, waiting for a fast lane (insertion order = FIFO). */
   private readonly hinted = new Set<string>();
-  private lastWasHint = false;
+  /** Workspaces a fast lane is serving now, and the lanes' promises (stop() awaits them). */
+  private readonly serving = new Set<string>();
+  private readonly fastLanes = new Set<Promise<void>>();
+  private readonly fastLaneLimit: number;
   private refill: Promise<void> | null = null;
   private roundEmpty = false;
+  /** A batch came back full since the last round started: more is likely due. */
+  private sawFullBatch = false;
   private roundClaims = 0;
   /** roundClaims when the last discovery ran; a discovery pass that claimed nothing ends the round. */
   private claimsAtRefill = -1;
@@ -129,6 +135,7 @@ export class OutboxDispatcher {
     this.repository = new OutboxRepository(options.db);
     this.batchSize = options.batchSize ?? 500;
     this.concurrency = options.concurrency ?? 4;
+    this.fastLaneLimit = options.fastLanes ?? 2;
     this.batchesPerWorkspace = options.batchesPerWorkspace ?? 4;
     this.workspacesPerRound = options.workspacesPerRound ?? 100;
     this.leaseMs = options.leaseMs ?? 30_000;
@@ -153,15 +160,183 @@ export class OutboxDispatcher {
   }
 
   /**
-   * Wakes the loop now (a nudge arrived). Named workspaces are claimed next, without waiting for
-   * discovery; they alternate with the round-robin list, so nudges cannot starve other workspaces.
+   * A nudge arrived. Named workspaces go to the fast lanes: claimed at once, without discovery
+   * and without waiting for the round in progress. A nudge naming none wakes the round loop.
    */
   wake(workspaceIds: readonly string[] = []): void {
-    for (const id of workspaceIds) this.hinted.add(id);
+    if (workspaceIds.length) {
+      for (const id of workspaceIds) this.hinted.add(id);
+      this.pump();
+      return;
+    }
     this.woken = true;
     const waiter = this.wakeWaiter;
     this.wakeWaiter = null;
     waiter?.();
+  }
+
+  /** Starts fast lanes (up to `fastLanes`) while hinted workspaces are waiting. */
+  private pump(): void {
+    while (
+      this.loop &&
+      !this.stopping &&
+      !this.paused &&
+      this.fastLanes.size < this.fastLaneLimit &&
+      [...this.hinted].some((ws) => !this.serving.has(ws))
+    ) {
+      // fastLane() takes its hints before its first await, so this loop sees them gone.
+      const lane: Promise<void> = this.fastLane().finally(() => {
+        this.fastLanes.delete(lane);
+        this.pump();
+      });
+      this.fastLanes.add(lane);
+    }
+  }
+
+  /**
+   * A fast lane. Each cycle takes every hinted workspace not being served, claims one batch for
+   * each of them in one round trip that also marks what the lane delivered in its previous cycle
+   * (markAndClaim), then adds the jobs, one addBulk per queue. It cycles while nudges keep
+   * coming and flushes its last marks before it ends. Under load, hints pile up while a cycle is
+   * in flight, so the batches grow with the load instead of the round trips. One batch per nudge:
+   * a nudged workspace whose batch came back full has a backlog, which the round-robin pass
+   * takes over, fairly with the other workspaces.
+   */
+  private async fastLane(): Promise<void> {
+    let delivered: ClaimedEvent[][] = [];
+    for (;;) {
+      const workspaces = this.stopping || this.paused ? [] : this.takeHints();
+      if (!workspaces.length && !delivered.length) return;
+      let claimed: ClaimedEvent[][];
+      try {
+        claimed = await this.markAndClaim(delivered, workspaces);
+      } catch (error) {
+        for (const ws of workspaces) this.serving.delete(ws);
+        this.logger.error('fast lane claim failed; the round-robin pass takes over', {
+          error: redactError(error),
+        });
+        this.wake();
+        return;
+      }
+      delivered = await this.deliverFast(workspaces, claimed);
+      if (!workspaces.length) return; // that was the final flush of the marks
+    }
+  }
+
+  /** Hinted workspaces no lane is serving, now marked as served by the caller (FIFO). */
+  private takeHints(): string[] {
+    const taken: string[] = [];
+    for (const ws of this.hinted) {
+      if (taken.length >= this.workspacesPerRound) break;
+      if (this.serving.has(ws)) continue;
+      this.hinted.delete(ws);
+      this.serving.add(ws);
+      taken.push(ws);
+    }
+    return taken;
+  }
+
+  /**
+   * Marks `delivered` (per workspace, events already in BullMQ) and claims for `workspaces`, in
+   * one round trip. If it fails nothing is marked: those leases expire and the events are
+   * delivered again (the jobs are deduplicated by id in BullMQ while they are kept).
+   */
+  private async markAndClaim(
+    delivered: readonly ClaimedEvent[][],
+    workspaces: readonly string[],
+  ): Promise<ClaimedEvent[][]> {
+    const marks = delivered.map((events) => ({
+      workspaceId: events[0]!.workspaceId,
+      ids: events.map((e) => e.id),
+    }));
+    try {
+      const result = await this.repository.markAndClaim(
+        marks,
+        workspaces,
+        this.id,
+        this.batchSize,
+        this.leaseMs,
+      );
+      delivered.forEach((events, i) => {
+        const n = result.marked[i]!;
+        this.stats.dispatched += n;
+        this.options.onBatch?.({
+          round: this.stats.rounds,
+          workspaceId: events[0]!.workspaceId,
+          claimed: events.length,
+          dispatched: n,
+          failed: 0,
+          released: 0,
+        });
+      });
+      return result.claimed;
+    } finally {
+      for (const events of delivered) for (const e of events) this.held.delete(e.id);
+    }
+  }
+
+  /**
+   * Adds one cycle's claims to BullMQ, one addBulk per queue across workspaces. Returns what was
+   * added, per workspace, for the next cycle to mark; failures are settled here (afterAddFailure).
+   */
+  private async deliverFast(
+    workspaces: readonly string[],
+    claimed: readonly ClaimedEvent[][],
+  ): Promise<ClaimedEvent[][]> {
+    const byQueue = new Map<string, ClaimedEvent[]>();
+    claimed.forEach((events, i) => {
+      if (events.length === this.batchSize) this.wake(); // a backlog: the round-robin pass goes on
+      this.stats.claimed += events.length;
+      for (const e of events) {
+        this.held.set(e.id, workspaces[i]!);
+        const list = byQueue.get(e.queue);
+        if (list) list.push(e);
+        else byQueue.set(e.queue, [e]);
+      }
+    });
+    const added: ClaimedEvent[] = [];
+    try {
+      await Promise.all(
+        [...byQueue.entries()].map(async ([queue, events]) => {
+          try {
+            await this.options.producer.addBulk(queue, events);
+          } catch (error) {
+            await this.settleFailedAdd(queue, events, error);
+            return;
+          }
+          this.faults.traceAdds(this.id, events);
+          this.faults.afterEnqueue();
+          added.push(...events);
+        }),
+      );
+    } finally {
+      for (const ws of workspaces) this.serving.delete(ws);
+    }
+    const byWorkspace = new Map<string, ClaimedEvent[]>();
+    for (const e of added) {
+      const list = byWorkspace.get(e.workspaceId);
+      if (list) list.push(e);
+      else byWorkspace.set(e.workspaceId, [e]);
+    }
+    return [...byWorkspace.values()];
+  }
+
+  /** A fast lane's addBulk failed: settle each workspace's share as a round batch would. */
+  private async settleFailedAdd(
+    queue: string,
+    events: readonly ClaimedEvent[],
+    error: unknown,
+  ): Promise<void> {
+    const byWorkspace = new Map<string, ClaimedEvent[]>();
+    for (const e of events) byWorkspace.set(e.workspaceId, [...(byWorkspace.get(e.workspaceId) ?? []), e]);
+    for (const [ws, list] of byWorkspace) {
+      try {
+        const r = await this.afterAddFailure(ws, queue, list, error);
+        this.options.onBatch?.({ round: this.stats.rounds, workspaceId: ws, claimed: list.length, ...r });
+      } finally {
+        for (const e of list) this.held.delete(e.id);
+      }
+    }
   }
 
   /** Stops claiming, finishes in-flight batches, releases the leases still held. */
@@ -169,6 +344,7 @@ export class OutboxDispatcher {
     this.stopping = true;
     this.wake();
     await this.loop;
+    await Promise.all(this.fastLanes);
     this.loop = null;
     await this.releaseHeld();
   }
@@ -196,8 +372,12 @@ export class OutboxDispatcher {
         this.setPaused(false);
         await this.maybeReclaim();
         this.woken = false;
-        const n = await this.round();
-        if (n === 0 && !this.woken && !this.stopping) await this.sleep(this.pollIntervalMs);
+        this.sawFullBatch = false;
+        await this.round();
+        // Go again at once only where a backlog is likely (a full batch) or a nudge asked for a
+        // round; otherwise poll. New events under a steady load reach the fast lanes by their
+        // nudges: a round loop re-running discovery after every trickle would only burn CPU.
+        if (!this.sawFullBatch && !this.woken && !this.stopping) await this.sleep(this.pollIntervalMs);
       } catch (error) {
         this.logger.error('dispatcher round failed', { error: redactError(error) });
         await this.sleep(Math.min(this.pollIntervalMs, 1000));
@@ -221,6 +401,7 @@ export class OutboxDispatcher {
       });
     } else {
       this.logger.info('redis reachable again: dispatcher resumed', { dispatcher: this.id });
+      this.pump();
     }
   }
 
@@ -262,21 +443,10 @@ export class OutboxDispatcher {
   private async nextTask(): Promise<string | null> {
     for (;;) {
       if (this.stopping || this.paused) return null;
-      if (this.hinted.size && !(this.lastWasHint && this.tasks.length)) {
-        const ws = this.hinted.values().next().value!;
-        this.hinted.delete(ws);
-        this.exhausted.delete(ws); // it has new events since it was last found empty
-        this.lastWasHint = true;
-        return ws;
-      }
       while (this.tasks.length) {
         const ws = this.tasks.shift()!;
-        if (!this.exhausted.has(ws)) {
-          this.lastWasHint = false;
-          return ws;
-        }
+        if (!this.exhausted.has(ws)) return ws;
       }
-      if (this.hinted.size) continue;
       if (this.roundEmpty) return null;
       if (!this.refill) {
         // Due workspaces whose rows are all locked by another claimer (or otherwise unclaimable)
@@ -313,15 +483,11 @@ export class OutboxDispatcher {
 
   /** claim → add → mark for one workspace batch. Returns the number claimed. */
   private async batch(workspaceId: string): Promise<number> {
-    const db = this.options.db;
-    const claimed = await db.withWorkspace(
-      workspaceId,
-      () => this.repository.claim(workspaceId, this.id, this.batchSize, this.leaseMs),
-      RELAXED_COMMIT,
-    );
+    const claimed = await this.repository.claim(workspaceId, this.id, this.batchSize, this.leaseMs);
     if (claimed.length < this.batchSize) this.exhausted.add(workspaceId);
     if (!claimed.length) return 0;
     this.roundClaims += claimed.length;
+    if (claimed.length === this.batchSize) this.sawFullBatch = true;
     this.stats.claimed += claimed.length;
     for (const e of claimed) this.held.set(e.id, workspaceId);
     const report = {
@@ -366,13 +532,7 @@ export class OutboxDispatcher {
     }
     this.faults.traceAdds(this.id, events);
     this.faults.afterEnqueue();
-    const marked =
-      (await this.settle(workspaceId, 'mark dispatched', () =>
-        this.repository.markDispatched(
-          this.id,
-          events.map((e) => e.id),
-        ),
-      )) ?? 0;
+    const marked = await this.markDispatched(workspaceId, events);
     this.stats.dispatched += marked;
     return { dispatched: marked, failed: 0, released: 0 };
   }
@@ -419,13 +579,7 @@ export class OutboxDispatcher {
     if (ok.length) {
       this.faults.traceAdds(this.id, ok);
       this.faults.afterEnqueue();
-      const n =
-        (await this.settle(workspaceId, 'mark dispatched', () =>
-          this.repository.markDispatched(
-            this.id,
-            ok.map((e) => e.id),
-          ),
-        )) ?? 0;
+      const n = await this.markDispatched(workspaceId, ok);
       this.stats.dispatched += n;
       result.dispatched += n;
     }
@@ -451,6 +605,23 @@ export class OutboxDispatcher {
       });
     }
     return result;
+  }
+
+  /** Marks delivered events; a failure leaves the lease to expire (the event is delivered again). */
+  private async markDispatched(workspaceId: string, events: readonly ClaimedEvent[]): Promise<number> {
+    try {
+      return await this.repository.markDispatched(
+        workspaceId,
+        this.id,
+        events.map((e) => e.id),
+      );
+    } catch (error) {
+      this.logger.error('mark dispatched failed; the lease will expire and be reclaimed', {
+        workspace: workspaceId,
+        error: redactError(error),
+      });
+      return 0;
+    }
   }
 
   /** Runs a settling statement under the workspace; a failure leaves the lease to expire. */

@@ -9,7 +9,7 @@ import {
   type BackoffPolicy,
   type ClaimedEvent,
 } from '../src';
-import { connectedRedis, insertEvents, statusCounts } from './helpers';
+import { connectedRedis, insertEvents, statusCounts, waitFor } from './helpers';
 
 const t = useTestDatabase();
 
@@ -185,41 +185,74 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
     expect(smallIndex).toBeLessThanOrEqual(2);
   });
 
-  it('a nudge naming a workspace gets it claimed next, ahead of the round-robin list, alternating with it', async () => {
+  it('a nudge naming a workspace gets it claimed at once by a fast lane, while a round works through a backlog', async () => {
     const others = [];
     for (let i = 0; i < 6; i++) others.push(await seedWorkspace(t.owner, `other-${i}`));
     const named = await seedWorkspace(t.owner, 'named');
     for (const o of others) await insertEvents(t.owner, o.workspaceId, 150, { queue: 'q-hint' });
     const reports: BatchReport[] = [];
-    // After the first batch, the named workspace gets events and a nudge naming it.
+    // After the round's first batch, the named workspace gets events and a nudge naming it.
     let nudged = false;
-    const wrapped = new OutboxDispatcher({
+    const d = new OutboxDispatcher({
       db: t.db,
       producer,
       batchSize: 100,
       concurrency: 1,
+      pollIntervalMs: 60_000, // nothing but the nudges moves this dispatcher
       onBatch: (r) => {
         reports.push(r);
         if (!nudged) {
           nudged = true;
           void insertEvents(t.owner, named.workspaceId, 3, { queue: 'q-hint' }).then(() =>
-            wrapped.wake([named.workspaceId]),
+            d.wake([named.workspaceId]),
           );
         }
       },
     });
-    // Wait for the insert + nudge between batches: drain until everything is out.
-    for (let i = 0; i < 50 && (await statusCounts(t.owner)).dispatched !== 903; i++) {
-      await wrapped.drain();
-      await new Promise((r) => setTimeout(r, 20));
+    d.start();
+    d.wake(); // a nudge naming no workspace: a round-robin pass over the backlog
+    try {
+      await waitFor('903 dispatched', async () => (await statusCounts(t.owner)).dispatched === 903);
+    } finally {
+      await d.stop();
     }
     expect(await statusCounts(t.owner)).toEqual({ dispatched: 903 });
     const namedIndex = reports.findIndex((r) => r.workspaceId === named.workspaceId);
-    // 12 batches of backlog exist; the named workspace goes out within the next couple of batches
-    // after its nudge (batch 0 triggered it), not after the whole pass.
+    // 12 batches of backlog exist; the named workspace went out within a few batches of its
+    // nudge (batch 0 triggered it), not after the whole pass.
     expect(namedIndex).toBeGreaterThan(0);
     expect(namedIndex).toBeLessThanOrEqual(3);
     expect(reports[namedIndex]!.dispatched).toBe(3);
+  });
+
+  it('a nudged workspace with a backlog gets one batch from the fast lane; the round-robin pass takes the rest', async () => {
+    const big = await seedWorkspace(t.owner, 'big-nudged');
+    const small = await seedWorkspace(t.owner, 'small-nudged');
+    await insertEvents(t.owner, big.workspaceId, 1000, { queue: 'q-fast-cap' });
+    const reports: BatchReport[] = [];
+    const d = dispatcher({
+      batchSize: 100,
+      concurrency: 1,
+      batchesPerWorkspace: 2,
+      pollIntervalMs: 60_000,
+      onBatch: (r) => reports.push(r),
+    });
+    d.start();
+    await waitFor('the first round', async () => reports.length > 0);
+    // The big workspace is being worked through by rounds; a nudge for the small one cuts in.
+    await insertEvents(t.owner, small.workspaceId, 5, { queue: 'q-fast-cap' });
+    const nudgedAt = reports.length;
+    d.wake([small.workspaceId]);
+    try {
+      await waitFor('1005 dispatched', async () => (await statusCounts(t.owner)).dispatched === 1005);
+    } finally {
+      await d.stop();
+    }
+    const smallIndex = reports.findIndex((r) => r.workspaceId === small.workspaceId);
+    expect(reports[smallIndex]!.dispatched).toBe(5);
+    // Within the batches in flight when it was nudged (one round lane), not after the backlog.
+    expect(smallIndex - nudgedAt).toBeLessThanOrEqual(2);
+    expect(reports.filter((r) => r.workspaceId === big.workspaceId).length).toBe(10);
   });
 
   it('stop() finishes the batch in flight and leaves no lease behind', async () => {

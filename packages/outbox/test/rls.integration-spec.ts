@@ -29,8 +29,15 @@ describe('outbox events under row-level security, as app_user', () => {
   it('cannot claim, mark, release, reclaim or update any event without a workspace context', async () => {
     const repo = new OutboxRepository(t.db);
     await t.db.transaction(async () => {
-      expect(await repo.claim(a, 'intruder', 100, 60_000)).toEqual([]);
-      expect(await repo.markDispatched('intruder', ids)).toBe(0);
+      // The dispatcher's hot functions (sql/009) run under RLS too: unbound, they see nothing.
+      const claim = await t.db.executor.execute(
+        sql`select * from outbox_claim_due(${a}, 'intruder', 100, 60000)`,
+      );
+      expect(claim.rows).toEqual([]);
+      const mark = await t.db.executor.execute<{ n: number }>(
+        sql`select outbox_mark_dispatched('intruder', ${sql.param(ids)}::uuid[]) as n`,
+      );
+      expect(mark.rows[0]!.n).toBe(0);
       expect(await repo.release('intruder', ids)).toBe(0);
       expect(await repo.reclaimExpired(a, 100)).toBe(0);
       expect(await repo.deadLetterFromWorker(ids[0]!, 1, 'x')).toBe(0);
@@ -45,10 +52,50 @@ describe('outbox events under row-level security, as app_user', () => {
   });
 
   it('bound to workspace A it cannot claim workspace B’s events', async () => {
-    const repo = new OutboxRepository(t.db);
-    const claimed = await t.db.withWorkspace(a, () => repo.claim(b, 'intruder', 100, 60_000));
+    const claimed = await t.db.withWorkspace(a, async () => {
+      const r = await t.db.executor.execute(
+        sql`select * from outbox_claim_due(${b}, 'intruder', 100, 60000)`,
+      );
+      return r.rows;
+    });
     expect(claimed).toEqual([]);
     expect(await statusCounts(t.owner)).toEqual({ pending: 10 });
+  });
+
+  it('the repository binds the workspace it claims for, in a transaction of its own', async () => {
+    const repo = new OutboxRepository(t.db);
+    // Never inside someone else's transaction (it would rebind that transaction's workspace).
+    await expect(t.db.withWorkspace(a, () => repo.claim(b, 'intruder', 100, 60_000))).rejects.toMatchObject({
+      code: 'DB_AMBIENT_TRANSACTION',
+    });
+    const claimed = await repo.claim(a, 'owner-of-a', 100, 60_000);
+    expect(claimed.map((e) => e.workspaceId)).toEqual(Array(5).fill(a));
+    expect(
+      await repo.markDispatched(
+        b,
+        'owner-of-a',
+        claimed.map((e) => e.id),
+      ),
+    ).toBe(0); // wrong workspace
+    expect(
+      await repo.markDispatched(
+        a,
+        'someone-else',
+        claimed.map((e) => e.id),
+      ),
+    ).toBe(0); // not our lease
+    expect(
+      await repo.markDispatched(
+        a,
+        'owner-of-a',
+        claimed.map((e) => e.id),
+      ),
+    ).toBe(5);
+    expect(await statusCounts(t.owner)).toEqual({ pending: 5, dispatched: 5 });
+    await t.owner.query(
+      `update outbox_events set status = 'pending', dispatched_at = null where workspace_id = $1`,
+      [a],
+    );
   });
 
   it('the discovery function gives ids only, and a dispatcher without workspace binding dispatches nothing', async () => {
@@ -61,6 +108,8 @@ describe('outbox events under row-level security, as app_user', () => {
     const producer = new QueueProducer(redis, t.info.bullPrefix);
     const unbound = Object.create(t.db) as typeof t.db;
     unbound.withWorkspace = (_ws: string, fn: () => Promise<unknown>) => t.db.transaction(fn) as never;
+    unbound.queryInWorkspaces = async (parts: ReadonlyArray<{ statement: string }>) =>
+      (await Promise.all(parts.map(async (p) => (await t.db.pool.query(p.statement)).rows))) as never;
     try {
       const d = new OutboxDispatcher({ db: unbound, producer });
       expect(await d.drain(3)).toBe(0);
@@ -94,12 +143,24 @@ describe('outbox events under row-level security, as app_user', () => {
              has_function_privilege('app_user', p.oid, 'execute') as app_exec,
              coalesce(array_to_string(p.proacl, ','), '') as acl
         from pg_proc p join pg_roles r on r.oid = p.proowner
-       where p.proname like 'outbox\\_%'`);
+       where p.proname like 'outbox\\_%' and p.prosecdef`);
     expect(rows.length).toBeGreaterThanOrEqual(6);
     for (const fn of rows) {
       expect(fn).toMatchObject({ owner: 'listing_owner', prosecdef: true, app_exec: true });
       expect(fn.proconfig).toEqual(['search_path=pg_catalog, public']);
       expect(fn.acl).not.toMatch(/(^|,)=X/); // no EXECUTE for PUBLIC
     }
+  });
+
+  it('the claim and mark functions run as the caller (RLS applies), executable by app_user only', async () => {
+    const { rows } = await t.owner.query(`
+      select p.proname, p.prosecdef, coalesce(array_to_string(p.proacl, ','), '') as acl,
+             has_function_privilege('app_user', p.oid, 'execute') as app_exec
+        from pg_proc p where p.proname in ('outbox_claim_due', 'outbox_mark_dispatched') order by 1`);
+    expect(rows).toEqual([
+      expect.objectContaining({ proname: 'outbox_claim_due', prosecdef: false, app_exec: true }),
+      expect.objectContaining({ proname: 'outbox_mark_dispatched', prosecdef: false, app_exec: true }),
+    ]);
+    for (const fn of rows) expect(fn.acl).not.toMatch(/(^|,)=X/);
   });
 });

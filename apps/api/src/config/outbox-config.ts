@@ -20,6 +20,7 @@ const schema = z
     OUTBOX_DISPATCHER_ID: z.string().min(1).max(200).optional(),
     OUTBOX_BATCH_SIZE: int(1, 10_000, 500),
     OUTBOX_CONCURRENCY: int(1, 64, 4),
+    OUTBOX_FAST_LANES: int(1, 64, 2),
     OUTBOX_BATCHES_PER_WORKSPACE: int(1, 1000, 4),
     OUTBOX_WORKSPACES_PER_ROUND: int(1, 10_000, 100),
     OUTBOX_LEASE_MS: int(100, 3_600_000, 30_000),

@@ -131,6 +131,56 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
     ).toBe(0);
   });
 
+  it('queryInWorkspaces binds each statement to its own workspace, in one transaction of its own', async () => {
+    const other = await seedWorkspace(t.owner, 'other');
+    const rows = await t.db.queryInWorkspaces<{ ws: string; txid: string; sync: string }>(
+      [ws.workspaceId, other.workspaceId].map((id) => ({
+        workspaceId: id,
+        statement: `select current_setting('app.workspace_id') as ws, txid_current()::text as txid,
+                           current_setting('synchronous_commit') as sync`,
+      })),
+      { synchronousCommit: false },
+    );
+    expect(rows.map((r) => r[0]!.ws)).toEqual([ws.workspaceId, other.workspaceId]);
+    expect(rows[0]![0]!.txid).toBe(rows[1]![0]!.txid); // one implicit transaction
+    expect(rows.map((r) => r[0]!.sync)).toEqual(['off', 'off']);
+    // RLS sees the bound workspace only
+    const seen = await t.db.queryInWorkspaces<{ id: string }>([
+      { workspaceId: other.workspaceId, statement: 'select id from workspaces' },
+    ]);
+    expect(seen[0]!.map((r) => r.id)).toEqual([other.workspaceId]);
+    // the binding ends with it: the next user of the connection has none
+    const after = await t.db.pool.query(
+      `select coalesce(current_setting('app.workspace_id', true), '') as ws`,
+    );
+    expect(after.rows[0].ws).toBe('');
+  });
+
+  it('queryInWorkspaces is all or nothing, refuses an ambient transaction and a malformed workspace id', async () => {
+    const key = randomUUID();
+    await expect(
+      t.db.queryInWorkspaces([
+        {
+          workspaceId: ws.workspaceId,
+          statement: `insert into idempotency_requests (workspace_id, user_id, idempotency_key, operation, fingerprint, fingerprint_key_id, status, expires_at)
+                      values ('${ws.workspaceId}', '${ws.userId}', '${key}', 'POST /q', '\\x00', 'k1', 'PROCESSING', now() + interval '2 days')`,
+        },
+        { workspaceId: ws.workspaceId, statement: 'select 1/0' },
+      ]),
+    ).rejects.toThrow(/division by zero/);
+    expect(
+      (await t.owner.query('select 1 from idempotency_requests where idempotency_key = $1', [key])).rowCount,
+    ).toBe(0);
+    await expect(
+      t.db.transaction(() =>
+        t.db.queryInWorkspaces([{ workspaceId: ws.workspaceId, statement: 'select 1' }]),
+      ),
+    ).rejects.toMatchObject({ code: 'DB_AMBIENT_TRANSACTION' });
+    await expect(
+      t.db.queryInWorkspaces([{ workspaceId: "x'; drop table users; --", statement: 'select 1' }]),
+    ).rejects.toMatchObject({ code: 'DB_INVALID_WORKSPACE_ID' });
+  });
+
   it('a swallowed statement failure is not reported as a commit', async () => {
     await expect(
       t.db.transaction(async () => {

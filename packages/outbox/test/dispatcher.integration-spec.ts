@@ -255,6 +255,56 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
     expect(reports.filter((r) => r.workspaceId === big.workspaceId).length).toBe(10);
   });
 
+  it('fast lanes: nudges under a steady trickle are served without re-running rounds, batched across workspaces, every job marked', async () => {
+    const spaces = [];
+    for (let i = 0; i < 5; i++) spaces.push((await seedWorkspace(t.owner, `trickle-${i}`)).workspaceId);
+    const reports: BatchReport[] = [];
+    // Count the dispatcher's round trips (each markAndClaim is one queryInWorkspaces call).
+    const roundTrips: number[] = [];
+    const counted = Object.create(t.db) as typeof t.db;
+    counted.queryInWorkspaces = ((parts, options) => {
+      roundTrips.push(parts.length);
+      return t.db.queryInWorkspaces(parts, options);
+    }) as typeof t.db.queryInWorkspaces;
+    const d = new OutboxDispatcher({
+      db: counted,
+      producer,
+      fastLanes: 1,
+      pollIntervalMs: 60_000,
+      onBatch: (r) => reports.push(r),
+    });
+    d.start();
+    // start() runs one round over an empty table (a few ms); let it go to sleep first.
+    await new Promise((r) => setTimeout(r, 300));
+    const roundsBefore = d.stats.rounds;
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      // one event in each workspace, then one nudge naming all five: one lane, one cycle
+      for (const ws of spaces) ids.push(...(await insertEvents(t.owner, ws, 1, { queue: 'q-trickle' })));
+      d.wake(spaces);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    try {
+      await waitFor('100 dispatched', async () => (await statusCounts(t.owner)).dispatched === 100);
+    } finally {
+      await d.stop();
+    }
+    expect(await statusCounts(t.owner)).toEqual({ dispatched: 100 });
+    // No discovery round ran for any of it: the round loop sleeps until its poll interval.
+    expect(d.stats.rounds).toBe(roundsBefore);
+    // Each report is one workspace's share of a cycle, marked by the following round trip.
+    expect(reports.reduce((n, r) => n + r.dispatched, 0)).toBe(100);
+    // 100 events in 20 nudges of 5 workspaces: one round trip claims all five (and marks the
+    // previous cycle's), instead of a claim and a mark per workspace (200).
+    expect(roundTrips.length).toBeLessThanOrEqual(45);
+    expect(Math.max(...roundTrips)).toBeGreaterThanOrEqual(5);
+    expect(new Set(reports.map((r) => r.workspaceId))).toEqual(new Set(spaces));
+    const queue = new Queue('q-trickle', { connection: redis, prefix: t.info.bullPrefix });
+    expect(await queue.getJobCountByTypes('waiting')).toBe(100);
+    expect((await queue.getJob(ids[42]!))?.id).toBe(ids[42]);
+    await queue.close();
+  });
+
   it('stop() finishes the batch in flight and leaves no lease behind', async () => {
     const ws = await seedWorkspace(t.owner);
     await insertEvents(t.owner, ws.workspaceId, 3000, { queue: 'q-stop' });

@@ -252,6 +252,7 @@ async function dispatcherRun(owner, redis, workspaces, processes, rep) {
 
 // ---------------------------------------------------------------------------------------------
 // B. commit → worker-start latency at a steady rate
+const WARMUP_SECONDS = 5;
 function forkWorker(queueName, { concurrency = 50, manual = false } = {}) {
   const argv = [queueName, PREFIX, REDIS_URL, String(concurrency), manual ? 'manual' : 'auto'];
   const child = fork(path.join(here, 'bench-worker.mjs'), argv, {
@@ -307,16 +308,24 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollM
   const produce = (i) => {
     if (mode === 'bullmq') {
       const id = randomUUID();
-      return queue.add('bench.latency', { seq: i }, { jobId: id }).then(() => committed.set(id, now()));
+      return queue.add('bench.latency', { seq: i }, { jobId: id }).then(() => record(i, id));
     }
     const ws = workspaces[i % workspaces.length];
     return appDb
       .withWorkspace(ws, () =>
         writer.append({ queue: queueName, type: 'bench.latency', payload: { seq: i } }),
       )
-      .then(({ id }) => committed.set(id, now()));
+      .then(({ id }) => record(i, id));
   };
-  const total = seconds * rate;
+  // The first `warmup` seconds at the same rate are not measured: the processes' connection
+  // pools fill, plpgsql plans and the JIT warm up (the first seconds run at 10-100 ms otherwise).
+  const warmupEvents = Math.round(WARMUP_SECONDS * rate);
+  let produced = 0;
+  const record = (i, id) => {
+    produced++;
+    if (i >= warmupEvents) committed.set(id, now());
+  };
+  const total = warmupEvents + seconds * rate;
   const t0 = now() + 200;
   const inflight = new Set();
   for (let i = 0; i < total; i++) {
@@ -329,7 +338,7 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollM
   }
   await Promise.all(inflight);
   const { done } = await Promise.race([
-    worker.ask({ cmd: 'expect', count: committed.size }),
+    worker.ask({ cmd: 'expect', count: produced }),
     sleep(15_000).then(() => ({ done: 'timeout' })),
   ]);
   const { started } = await worker.ask({ cmd: 'collect' });
@@ -337,12 +346,22 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollM
   const lat = [];
   const toEnqueue = [];
   const toStart = [];
+  const dump = [];
   for (const [id, c] of committed) {
     const s = startedById.get(id);
     if (!s) continue;
+    dump.push([c, s.enqueuedAt, s.at]);
     lat.push(s.at - c);
     toEnqueue.push(s.enqueuedAt - c);
     toStart.push(s.at - s.enqueuedAt);
+  }
+  // BENCH_LATENCY_DUMP=dir: every sample as [committed, enqueued (ms), started] per run, to look
+  // at the tail over time.
+  if (process.env.BENCH_LATENCY_DUMP) {
+    writeFileSync(
+      path.join(process.env.BENCH_LATENCY_DUMP, `latency-${mode}-${rate}.json`),
+      JSON.stringify(dump),
+    );
   }
   await worker.stop();
   await d?.stop();

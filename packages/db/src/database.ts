@@ -22,6 +22,8 @@ interface TransactionFrame {
   readonly afterCommit: Array<() => void>;
   /** Statements sent in the same round trip as COMMIT (shared by nested frames). */
   readonly atCommit: string[];
+  /** Workspace still bound when COMMIT runs: the one bound at BEGIN (a nested binding ends before). */
+  readonly boundAtCommit: string | null;
   /** The pooled connection the transaction runs on. */
   readonly client: PoolClient;
 }
@@ -194,6 +196,20 @@ export class Database {
   }
 
   /**
+   * executeAtCommit for a statement that needs `workspaceId` bound (row-level security): queued
+   * only when that workspace stays bound until COMMIT, i.e. it was bound when the transaction
+   * began. Returns false, queuing nothing, otherwise (a binding nested in an unbound transaction
+   * ends before COMMIT): the caller then runs the statement now.
+   */
+  tryExecuteAtCommitInWorkspace(workspaceId: string, statement: string): boolean {
+    const frame = this.storage.getStore();
+    if (!frame) throw new NotInTransactionError('executeAtCommit');
+    if (frame.boundAtCommit === null || frame.boundAtCommit !== workspaceId.toLowerCase()) return false;
+    frame.atCommit.push(statement);
+    return true;
+  }
+
+  /**
    * Opens a transaction on one pooled connection. BEGIN, the workspace binding and the lock
    * timeout travel in one round trip (a simple-protocol multi-statement; the values are
    * validated above, never user text). Drizzle runs on the checked-out client.
@@ -215,6 +231,7 @@ export class Database {
       workspaceId,
       afterCommit: [],
       atCommit: [],
+      boundAtCommit: workspaceId,
       client,
     };
     let broken: Error | undefined;

@@ -20,6 +20,12 @@ function int(n: number): string {
   return String(n);
 }
 
+/** A quoted UUID for inlined SQL. */
+function uuid(id: string): string {
+  if (!UUID_RE.test(id)) throw new RangeError('expected a UUID');
+  return `'${id}'`;
+}
+
 /** A uuid[] literal for inlined SQL; every element is checked to be a UUID. */
 function uuidArray(ids: readonly string[]): string {
   for (const id of ids) if (!UUID_RE.test(id)) throw new RangeError('expected UUIDs');
@@ -82,12 +88,27 @@ export class OutboxRepository {
     return result.rows as T[];
   }
 
-  /** Inserts one pending event in the current transaction. */
+  /**
+   * Inserts one pending event in the current transaction. Deferred to the COMMIT round trip
+   * when the workspace stays bound until then (the event is a final write nothing else in the
+   * transaction reads, so appending costs the business transaction no round trip of its own);
+   * run at once otherwise. A failing insert fails the COMMIT: the whole transaction rolls back.
+   */
   async insert(row: NewOutboxRow): Promise<void> {
-    await this.db.executor.execute(sql`
-      insert into outbox_events (id, workspace_id, queue, event_type, payload, max_attempts, next_attempt_at)
-      values (${row.id}, ${row.workspaceId}, ${row.queue}, ${row.type}, ${JSON.stringify(row.payload)}::jsonb,
-              ${row.maxAttempts}, coalesce(${row.availableAt?.toISOString() ?? null}::timestamptz, now()))`);
+    const statement =
+      `INSERT INTO outbox_events (id, workspace_id, queue, event_type, payload, max_attempts, next_attempt_at) VALUES (` +
+      [
+        `${uuid(row.id)}::uuid`,
+        `${uuid(row.workspaceId)}::uuid`,
+        escapeLiteral(row.queue),
+        escapeLiteral(row.type),
+        `${escapeLiteral(JSON.stringify(row.payload))}::jsonb`,
+        int(row.maxAttempts),
+        row.availableAt ? `${escapeLiteral(row.availableAt.toISOString())}::timestamptz` : 'now()',
+      ].join(', ') +
+      ')';
+    if (this.db.tryExecuteAtCommitInWorkspace(row.workspaceId, statement)) return;
+    await this.db.requireTransaction('outbox append').execute(sql.raw(statement));
   }
 
   /** Workspaces with due pending events, in id order after `after` (round-robin cursor). */

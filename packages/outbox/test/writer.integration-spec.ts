@@ -57,6 +57,49 @@ describe('OutboxWriter', () => {
     });
   });
 
+  it('rides with the COMMIT round trip; a failing event insert rolls the business rows back too', async () => {
+    const countEvents = async () =>
+      (await t.db.executor.execute<{ n: number }>(sql`select count(*)::int as n from outbox_events`)).rows[0]!
+        .n;
+    await t.db.withWorkspace(ws, async () => {
+      await writer.append(event);
+      expect(await countEvents()).toBe(0); // queued for COMMIT, no round trip of its own
+    });
+    expect((await t.owner.query('select count(*)::int as n from outbox_events')).rows[0].n).toBe(1);
+
+    // A duplicate event id fails at COMMIT: nothing of the transaction is left, no nudge.
+    const id = '0190f0e0-0000-7000-8000-000000000001';
+    await t.db.withWorkspace(ws, () => writer.append({ ...event, id }));
+    await tick();
+    published.length = 0;
+    const auditId = '0190f0e0-0000-7000-8000-0000000000aa';
+    await expect(
+      t.db.withWorkspace(ws, async () => {
+        const business = await t.db.executor.execute(
+          sql`insert into audit_events (workspace_id, id, action, entity_type) values (${ws}, ${auditId}, 'test', 'order')`,
+        );
+        expect(business.rowCount).toBe(1);
+        await writer.append({ ...event, id });
+      }),
+    ).rejects.toMatchObject({ code: '23505' });
+    await tick();
+    expect(published).toEqual([]);
+    expect((await t.owner.query('select 1 from audit_events where id = $1', [auditId])).rowCount).toBe(0);
+  });
+
+  it('inserts at once when the workspace binding ends before COMMIT (nested in an unbound transaction)', async () => {
+    const seen = await t.db.transaction(async () => {
+      const n = await t.db.withWorkspace(ws, async () => {
+        await writer.append(event);
+        return (await t.db.executor.execute<{ n: number }>(sql`select count(*)::int as n from outbox_events`))
+          .rows[0]!.n;
+      });
+      return n;
+    });
+    expect(seen).toBe(1); // inserted inside the binding, where RLS lets it
+    expect((await t.owner.query('select count(*)::int as n from outbox_events')).rows[0].n).toBe(1);
+  });
+
   it('generates time-ordered (v7) event ids', async () => {
     const ids = await t.db.withWorkspace(ws, async () => {
       const out: string[] = [];

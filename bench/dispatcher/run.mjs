@@ -21,7 +21,7 @@
 // Writes bench/dispatcher/last-run.json and last-run.md.
 import { spawn, fork, execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { writeFileSync, existsSync } from 'node:fs';
+import { appendFileSync, writeFileSync, existsSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -187,7 +187,10 @@ function spawnDispatcher(name, extraEnv = {}) {
     },
     async stop() {
       child.kill('SIGTERM');
-      return exited;
+      const result = await exited;
+      // BENCH_DISPATCHER_LOG=file: keep the dispatchers' output (e.g. with --trace-gc).
+      if (process.env.BENCH_DISPATCHER_LOG) appendFileSync(process.env.BENCH_DISPATCHER_LOG, out);
+      return result;
     },
   };
 }
@@ -328,11 +331,15 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollM
   const total = warmupEvents + seconds * rate;
   const t0 = now() + 200;
   const inflight = new Set();
+  let errors = 0;
   for (let i = 0; i < total; i++) {
     const due = t0 + (i * 1000) / rate;
     const wait = due - now();
     if (wait > 1) await sleep(wait - 0.5);
-    const p = produce(i);
+    const p = produce(i).catch((error) => {
+      if (!errors++)
+        log(`  ${mode}: a generator transaction failed (counted, not measured): ${error.stack ?? error}`);
+    });
     inflight.add(p);
     void p.finally(() => inflight.delete(p));
   }
@@ -377,6 +384,7 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollM
     seconds,
     samples: lat.length,
     committed: committed.size,
+    errors,
     p50: pct(lat, 50),
     p90: pct(lat, 90),
     p99: pct(lat, 99),

@@ -256,7 +256,10 @@ async function dispatcherRun(owner, redis, workspaces, processes, rep) {
 // ---------------------------------------------------------------------------------------------
 // B. commit → worker-start latency at a steady rate
 const WARMUP_SECONDS = 5;
-function forkWorker(queueName, { concurrency = 50, manual = false } = {}) {
+function forkWorker(
+  queueName,
+  { concurrency = Number(process.env.BENCH_WORKER_CONCURRENCY ?? 50), manual = false } = {},
+) {
   const argv = [queueName, PREFIX, REDIS_URL, String(concurrency), manual ? 'manual' : 'auto'];
   const child = fork(path.join(here, 'bench-worker.mjs'), argv, {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -540,6 +543,9 @@ async function main() {
   log(`setting up ${dbName}`);
   await setupDatabase();
   const owner = new pg.Pool({ connectionString: ownerUrl, max: 4 });
+  // pool.end() resolves before its connections are gone; the final DROP ... WITH (FORCE) may then
+  // terminate one, which must not turn a finished run into a crash.
+  owner.on('error', () => undefined);
   const appDb = new Database({ connectionString: APP_URL, max: 8, applicationName: 'bench' });
   notifySql = sql`select pg_notify('outbox_bench', '')`;
   const redis = new Redis(REDIS_URL);

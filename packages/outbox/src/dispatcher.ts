@@ -9,6 +9,9 @@ import { OutboxRepository, RELAXED_COMMIT } from './outbox.repository';
 import type { QueueProducer } from './queue-producer';
 import { redactError } from './redaction';
 
+/** How long fast-lane marks wait for the next cycle's round trip to carry them. */
+const MARK_DELAY_MS = 10;
+
 export interface DispatcherOptions {
   readonly db: Database;
   readonly producer: QueueProducer;
@@ -122,6 +125,9 @@ export class OutboxDispatcher {
   private readonly serving = new Set<string>();
   private readonly fastLanes = new Set<Promise<void>>();
   private readonly fastLaneLimit: number;
+  /** Fast-lane deliveries per workspace, not yet marked (see scheduleMarkFlush). */
+  private readonly unmarked: ClaimedEvent[][] = [];
+  private markTimer: NodeJS.Timeout | null = null;
   private refill: Promise<void> | null = null;
   private roundEmpty = false;
   /** A batch came back full since the last round started: more is likely due. */
@@ -203,10 +209,13 @@ export class OutboxDispatcher {
    * takes over, fairly with the other workspaces.
    */
   private async fastLane(): Promise<void> {
-    let delivered: ClaimedEvent[][] = [];
     for (;;) {
       const workspaces = this.stopping || this.paused ? [] : this.takeHints();
-      if (!workspaces.length && !delivered.length) return;
+      if (!workspaces.length) {
+        this.scheduleMarkFlush();
+        return;
+      }
+      const delivered = this.unmarked.splice(0);
       let claimed: ClaimedEvent[][];
       try {
         claimed = await this.markAndClaim(delivered, workspaces);
@@ -218,8 +227,34 @@ export class OutboxDispatcher {
         this.wake();
         return;
       }
-      delivered = await this.deliverFast(workspaces, claimed);
-      if (!workspaces.length) return; // that was the final flush of the marks
+      this.unmarked.push(...(await this.deliverFast(workspaces, claimed)));
+    }
+  }
+
+  /**
+   * Marks what the fast lanes delivered and no later cycle carried, after MARK_DELAY_MS: under a
+   * steady load the next cycle's round trip takes them first, so a mark rarely costs a
+   * transaction of its own. Delaying a mark changes no latency (the job is already in BullMQ)
+   * and risks nothing (the lease is held for seconds; a lost mark means one more delivery).
+   */
+  private scheduleMarkFlush(): void {
+    if (this.markTimer || this.stopping || !this.unmarked.length) return;
+    this.markTimer = setTimeout(() => {
+      this.markTimer = null;
+      const lane: Promise<void> = this.flushMarks().finally(() => this.fastLanes.delete(lane));
+      this.fastLanes.add(lane);
+    }, MARK_DELAY_MS);
+  }
+
+  private async flushMarks(): Promise<void> {
+    const delivered = this.unmarked.splice(0);
+    if (!delivered.length) return;
+    try {
+      await this.markAndClaim(delivered, []);
+    } catch (error) {
+      this.logger.error('mark dispatched failed; the leases will expire and be reclaimed', {
+        error: redactError(error),
+      });
     }
   }
 
@@ -344,7 +379,10 @@ export class OutboxDispatcher {
     this.stopping = true;
     this.wake();
     await this.loop;
-    await Promise.all(this.fastLanes);
+    if (this.markTimer) clearTimeout(this.markTimer);
+    this.markTimer = null;
+    while (this.fastLanes.size) await Promise.all([...this.fastLanes]);
+    await this.flushMarks(); // before releasing: a delivered event must be marked, not released
     this.loop = null;
     await this.releaseHeld();
   }

@@ -305,6 +305,27 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
     await queue.close();
   });
 
+  it('fast-lane marks wait for the next cycle, and stop() marks them rather than releasing them', async () => {
+    const ws = (await seedWorkspace(t.owner, 'marks-on-stop')).workspaceId;
+    const ids = await insertEvents(t.owner, ws, 7, { queue: 'q-marks' });
+    const d = dispatcher({ pollIntervalMs: 60_000 });
+    d.start();
+    await new Promise((r) => setTimeout(r, 300)); // the start-up round has gone to sleep
+    await insertEvents(t.owner, ws, 3, { queue: 'q-marks' }).then((more) => ids.push(...more));
+    d.wake([ws]);
+    const queue = new Queue('q-marks', { connection: redis, prefix: t.info.bullPrefix });
+    try {
+      // in BullMQ before they are marked; then stop at once, inside the mark delay
+      await waitFor('10 jobs', async () => (await queue.getJobCountByTypes('waiting')) === 10, 5000, 1);
+    } finally {
+      await d.stop();
+      await queue.close();
+    }
+    expect(await statusCounts(t.owner)).toEqual({ dispatched: 10 });
+    expect(d.stats.released).toBe(0);
+    expect(d.stats.dispatched).toBe(10);
+  });
+
   it('stop() finishes the batch in flight and leaves no lease behind', async () => {
     const ws = await seedWorkspace(t.owner);
     await insertEvents(t.owner, ws.workspaceId, 3000, { queue: 'q-stop' });

@@ -1,9 +1,14 @@
 import { databaseName } from '@listing/db';
+import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { ENV } from './environment';
 import { stopContainers } from './global-setup';
 
-/** Drops this run's template and any per-file database a crashed file left behind. */
+/**
+ * Drops this run's template and any per-file database a crashed file left behind, and deletes
+ * this run's BullMQ keys (every file's prefix is `test-<runId>-…`), so repeated runs on a
+ * developer's Redis do not pile up jobs.
+ */
 export default async function globalTeardown(): Promise<void> {
   const runId = process.env[ENV.runId];
   const adminUrl = process.env[ENV.databaseUrl];
@@ -24,5 +29,21 @@ export default async function globalTeardown(): Promise<void> {
   } finally {
     await admin.end();
   }
+  await deleteRunKeys(process.env[ENV.redisUrl], runId);
   await stopContainers();
+}
+
+async function deleteRunKeys(redisUrl: string | undefined, runId: string): Promise<void> {
+  if (!redisUrl) return;
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    for await (const keys of redis.scanStream({ match: `test-${runId}-*`, count: 1000 })) {
+      if ((keys as string[]).length) await redis.unlink(...(keys as string[]));
+    }
+  } catch {
+    // best effort: a Redis that is gone (a test stopped it) has nothing left to clean
+  } finally {
+    redis.disconnect();
+  }
 }

@@ -204,10 +204,10 @@ async function countStatus(owner, status) {
 
 // ---------------------------------------------------------------------------------------------
 // A. end-to-end throughput vs raw addBulk
-async function rawAddBulk(redis, queueName, count) {
-  const queue = new Queue(queueName, { connection: redis, prefix: PREFIX });
+/** `count` jobs shaped as the dispatcher makes them (QueueProducer), for the raw BullMQ runs. */
+function rawJobs(count) {
   const ws = randomUUID();
-  const jobs = Array.from({ length: count }, (_, i) => ({
+  return Array.from({ length: count }, (_, i) => ({
     name: 'bench.event',
     data: { v: 1, workspaceId: ws, payload: { orderId: randomUUID(), version: i }, createdAt: Date.now() },
     opts: {
@@ -218,6 +218,11 @@ async function rawAddBulk(redis, queueName, count) {
       removeOnFail: { age: 604800 },
     },
   }));
+}
+
+async function rawAddBulk(redis, queueName, count) {
+  const queue = new Queue(queueName, { connection: redis, prefix: PREFIX });
+  const jobs = rawJobs(count);
   const t0 = now();
   for (let i = 0; i < jobs.length; i += 500) await queue.addBulk(jobs.slice(i, i + 500));
   const ms = now() - t0;
@@ -401,21 +406,6 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollM
 // E. end to end (commit → worker done) vs raw BullMQ worker throughput
 const WORKER_EVENTS = 20_000;
 
-function workerJobs() {
-  const ws = randomUUID();
-  return Array.from({ length: WORKER_EVENTS }, (_, i) => ({
-    name: 'bench.event',
-    data: { v: 1, workspaceId: ws, payload: { n: i }, createdAt: Date.now() },
-    opts: {
-      jobId: randomUUID(),
-      attempts: 10,
-      backoff: { type: 'exponential', delay: 1000 },
-      removeOnComplete: { age: 86400 },
-      removeOnFail: { age: 604800 },
-    },
-  }));
-}
-
 /**
  * Raw BullMQ, two ways. prefilled: a worker process drains WORKER_EVENTS jobs added beforehand
  * (clock from 'go'; the worker alone on the machine). pipelined: the bench adds them with
@@ -425,7 +415,7 @@ function workerJobs() {
 async function workerRaw(redis, rep, mode) {
   const queueName = `bench-worker-raw-${mode}-${rep}`;
   const queue = new Queue(queueName, { connection: redis, prefix: PREFIX });
-  const jobs = workerJobs();
+  const jobs = rawJobs(WORKER_EVENTS);
   const addAll = async () => {
     for (let i = 0; i < jobs.length; i += 500) await queue.addBulk(jobs.slice(i, i + 500));
   };

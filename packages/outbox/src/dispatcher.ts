@@ -76,8 +76,9 @@ export interface DispatcherStats {
  * add counts an attempt (backoff in SQL) unless Redis itself is down, in which case the leases
  * are released. Expired leases are reclaimed periodically.
  *
- * Wake-up: a nudge naming workspaces starts a fast lane per workspace at once (no discovery, no
- * waiting for the round); a nudge naming none starts a round; otherwise the loop polls.
+ * Wake-up: workspaces named by a nudge go to the fast lanes at once (no discovery, no waiting for
+ * the round; a lane's cycle claims for every waiting workspace in one round trip); a nudge naming
+ * none starts a round; otherwise the loop polls.
  * stop(): claim nothing more, finish in-flight batches, release what is still held.
  */
 export class OutboxDispatcher {
@@ -200,13 +201,13 @@ export class OutboxDispatcher {
   }
 
   /**
-   * A fast lane. Each cycle takes every hinted workspace not being served, claims one batch for
-   * each of them in one round trip that also marks what the lane delivered in its previous cycle
-   * (markAndClaim), then adds the jobs, one addBulk per queue. It cycles while nudges keep
-   * coming and flushes its last marks before it ends. Under load, hints pile up while a cycle is
-   * in flight, so the batches grow with the load instead of the round trips. One batch per nudge:
-   * a nudged workspace whose batch came back full has a backlog, which the round-robin pass
-   * takes over, fairly with the other workspaces.
+   * A fast lane. Each cycle takes every hinted workspace not being served and claims one batch
+   * for each of them in one round trip, which also marks what earlier cycles delivered
+   * (markAndClaim); then it adds the jobs, one addBulk per queue. It cycles while nudges keep
+   * coming; its last marks wait for another cycle or the mark timer. Under load, hints pile up
+   * while a cycle is in flight, so the batches grow with the load instead of the round trips.
+   * One batch per nudge: a nudged workspace whose batch came back full has a backlog, which the
+   * round-robin pass takes over, fairly with the other workspaces.
    */
   private async fastLane(): Promise<void> {
     for (;;) {
@@ -241,7 +242,10 @@ export class OutboxDispatcher {
     if (this.markTimer || this.stopping || !this.unmarked.length) return;
     this.markTimer = setTimeout(() => {
       this.markTimer = null;
-      const lane: Promise<void> = this.flushMarks().finally(() => this.fastLanes.delete(lane));
+      const lane: Promise<void> = this.flushMarks().finally(() => {
+        this.fastLanes.delete(lane);
+        this.pump(); // hints that arrived while this flush held a lane slot
+      });
       this.fastLanes.add(lane);
     }, MARK_DELAY_MS);
   }

@@ -17,7 +17,9 @@ run_role() { # name, command...
   local name=$1; shift
   log "starting $name"
   # Output goes through a process substitution, so $! is the role's own pid (not a subshell's).
-  "$@" > >(sed -u "s/^/[$name] /") 2>&1 &
+  # The prefixing sed ignores INT/TERM (Ctrl-C reaches the whole process group): it must outlive
+  # its role, which logs while it shuts down and would block on a closed pipe. It ends at EOF.
+  "$@" > >(trap '' INT TERM; exec sed -u "s/^/[$name] /") 2>&1 &
   pids+=($!)
 }
 stop_all() {

@@ -31,8 +31,14 @@ stop_all() {
 trap stop_all INT TERM EXIT
 
 # apps/api/roles.json maps each process role to its entry point.
+# dispatcher and worker expose /metrics and health on their own ops port (the api serves its own).
+declare -A ops_port=([dispatcher]="${DISPATCHER_OPS_PORT:-9101}" [worker]="${WORKER_OPS_PORT:-9102}")
 while read -r role entry; do
-  run_role "$role" node "apps/api/$entry"
+  if [ -n "${ops_port[$role]:-}" ]; then
+    OPS_PORT="${ops_port[$role]}" run_role "$role" node "apps/api/$entry"
+  else
+    run_role "$role" node "apps/api/$entry"
+  fi
 done < <(node -e 'for (const [r, e] of Object.entries(require("./apps/api/roles.json"))) console.log(r, e)')
 # The first role to exit stops the rest: a half-running system hides failures.
 wait -n

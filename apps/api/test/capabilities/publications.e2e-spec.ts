@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { useTestDatabase } from '@listing/testing';
 import { waitUntil } from '../outbox/processes';
-import { CapabilityStack, type OperationBody } from './stack';
+import { CapabilityStack, credentials, type OperationBody } from './stack';
 
 const t = useTestDatabase();
 jest.setTimeout(90_000);
@@ -128,6 +128,41 @@ describe('capability: first publication of a product draft (real processes)', ()
       storeId: store.id,
     });
     expect(missingKey.body).toMatchObject({ code: 'IDEMPOTENCY_KEY_REQUIRED' });
+  });
+
+  it('refuses to publish to a store that is not active: 409 STORE_NOT_ACTIVE, nothing written, nothing sent', async () => {
+    const bad = credentials('inactive', false);
+    secrets.push(bad.apiKey, bad.apiSecret);
+    const created = await stack.client.post<{ store: { id: string }; operation: { id: string } }>(
+      stack.ws('/stores'),
+      { platform: 'sim', storeExternalId: `shop-${randomUUID()}`, ...bad },
+      { key: randomUUID() },
+    );
+    expect(created.status).toBe(202);
+    const op = await stack.waitForOperation(created.body.operation.id, 'failed');
+    expect(op.error).toMatchObject({ code: 'STORE_CREDENTIALS_INVALID' });
+
+    const draft = await stack.draft();
+    const before = await stack.admin.counters();
+    const written = async () =>
+      (
+        await t.owner.query(
+          `select (select count(*)::int from publications) as publications,
+                  (select count(*)::int from operations where kind = 'publication.publish') as operations,
+                  (select count(*)::int from outbox_events where queue = 'publications') as events`,
+        )
+      ).rows[0];
+    const rowsBefore = await written();
+    const refused = await publish({
+      draftId: draft.id,
+      revision: draft.revision,
+      storeId: created.body.store.id,
+    });
+    expect(refused.status).toBe(409);
+    expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(refused.body).toMatchObject({ code: 'STORE_NOT_ACTIVE' });
+    expect(await written()).toEqual(rowsBefore);
+    expect((await stack.admin.counters()).productsCreated).toBe(before.productsCreated);
   });
 
   it('leaves no credential value in events, idempotency rows, audit, logs or responses', async () => {

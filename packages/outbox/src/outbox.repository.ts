@@ -153,7 +153,7 @@ export class OutboxRepository {
           workspaceId,
           statement:
             `SELECT id, workspace_id, queue, event_type, payload, attempt_count, max_attempts, created_at, locked_until ` +
-            `FROM outbox_claim_due('${workspaceId}', ${owner}, ${int(limit)}, ${int(leaseMs)})`,
+            `FROM outbox_claim_due(${uuid(workspaceId)}, ${owner}, ${int(limit)}, ${int(leaseMs)})`,
         })),
       ],
       RELAXED_COMMIT,

@@ -189,7 +189,7 @@ export class OutboxDispatcher {
       !this.stopping &&
       !this.paused &&
       this.fastLanes.size < this.fastLaneLimit &&
-      [...this.hinted].some((ws) => !this.serving.has(ws))
+      this.hasServableHint()
     ) {
       // fastLane() takes its hints before its first await, so this loop sees them gone.
       const lane: Promise<void> = this.fastLane().finally(() => {
@@ -260,6 +260,12 @@ export class OutboxDispatcher {
         error: redactError(error),
       });
     }
+  }
+
+  /** A hinted workspace no lane is serving (on every nudge: no allocation). */
+  private hasServableHint(): boolean {
+    for (const ws of this.hinted) if (!this.serving.has(ws)) return true;
+    return false;
   }
 
   /** Hinted workspaces no lane is serving, now marked as served by the caller (FIFO). */

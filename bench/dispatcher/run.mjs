@@ -21,7 +21,7 @@
 // Writes bench/dispatcher/last-run.json and last-run.md.
 import { spawn, fork, execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, writeFileSync, existsSync } from 'node:fs';
+import { appendFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -153,6 +153,13 @@ async function insertEvents(owner, workspaces, total, queue) {
   }
 }
 
+// Every child process, killed if the bench itself dies (a crash must not leave a dispatcher or a
+// worker running against the bench database).
+const children = new Set();
+process.on('exit', () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
 function spawnDispatcher(name, extraEnv = {}) {
   // e.g. BENCH_DISPATCHER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile it
   const nodeArgs = (process.env.BENCH_DISPATCHER_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -172,6 +179,7 @@ function spawnDispatcher(name, extraEnv = {}) {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  children.add(child);
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
@@ -269,6 +277,7 @@ function forkWorker(
   const child = fork(path.join(here, 'bench-worker.mjs'), argv, {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  children.add(child);
   const waiters = [];
   child.on('message', (m) => waiters.shift()?.(m));
   const next = () => new Promise((r) => waiters.push(r));
@@ -373,6 +382,7 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollM
   // BENCH_LATENCY_DUMP=dir: every sample as [committed, enqueued (ms), started] per run, to look
   // at the tail over time.
   if (process.env.BENCH_LATENCY_DUMP) {
+    mkdirSync(process.env.BENCH_LATENCY_DUMP, { recursive: true });
     writeFileSync(
       path.join(process.env.BENCH_LATENCY_DUMP, `latency-${mode}-${rate}.json`),
       JSON.stringify(dump),

@@ -47,8 +47,15 @@ export function loggerOptions(role: string, level: LogLevel): LoggerOptions {
   };
 }
 
+/**
+ * Synchronous stdout, not pino's asynchronous default: with an asynchronous write still in flight
+ * at process.exit(), pino's exit hook calls sonic-boom's flushSync, which retries a broken pipe
+ * (EPIPE: the log reader died first) forever, so the process never exits. Written synchronously, a
+ * broken pipe is seen on the write that hits it and pino turns logging off instead. A log line is
+ * one write(2) of a few hundred bytes; the processes log per request or per failure, not per event.
+ */
 export function createLogger(role: string, level: LogLevel = 'info'): Logger {
-  return pino(loggerOptions(role, level));
+  return pino(loggerOptions(role, level), pino.destination({ dest: 1, sync: true }));
 }
 
 /** LOG_LEVEL of the processes that do not parse the API configuration (dispatcher, worker). */

@@ -138,3 +138,33 @@ describe('SIGTERM during load', () => {
     await worker2.stop();
   });
 });
+
+describe('SIGTERM after the log reader went away', () => {
+  afterAll(async () => {
+    await killAll();
+  });
+
+  // A supervisor or log pipe that died first (EPIPE on stdout) must not keep a process alive:
+  // with pino's default asynchronous stdout, a write still in flight at process.exit() made
+  // sonic-boom's exit-time flushSync retry the broken pipe forever (seen: a dispatcher left
+  // running for 15 minutes after its parent died). The race is lost most of the time, not
+  // always, so each role is tried three times.
+  it.each([
+    ['dispatcher', DISPATCHER, /dispatcher ready/],
+    ['worker', WORKER, /worker ready/],
+  ])('%s exits 0', async (name, script, ready) => {
+    await createTestTables(t.owner);
+    for (let i = 0; i < 3; i++) {
+      const child = spawnNode(name, script, roleEnv(t));
+      await child.waitForOutput(ready);
+      child.child.stdout!.destroy();
+      child.child.stderr!.destroy();
+      await new Promise((r) => setTimeout(r, 300));
+      const exit = await Promise.race([
+        child.stop('SIGTERM'),
+        new Promise((resolve) => setTimeout(() => resolve('still running 10 s after SIGTERM'), 10_000)),
+      ]);
+      expect(exit).toEqual({ code: 0, signal: null });
+    }
+  });
+});

@@ -95,7 +95,10 @@ export async function runCli(env: Record<string, string | undefined>, args: stri
   return { code, stdout, stderr };
 }
 
-/** The tables the test-only job and fixture write (created as the owner; RLS like every tenant table). */
+/**
+ * The tables the test-only job and fixture write (created as the owner; RLS like every tenant
+ * table). Idempotent: a test file may call it from several tests.
+ */
 export async function createTestTables(owner: Pool): Promise<void> {
   await owner.query(`
     create table if not exists outbox_test_effects (
@@ -107,6 +110,7 @@ export async function createTestTables(owner: Pool): Promise<void> {
       created_at timestamptz not null default now());
     alter table outbox_test_effects enable row level security;
     alter table outbox_test_effects force row level security;
+    drop policy if exists workspace_isolation on outbox_test_effects;
     create policy workspace_isolation on outbox_test_effects
       using (workspace_id = app_current_workspace()) with check (workspace_id = app_current_workspace());
     create table if not exists outbox_test_business (
@@ -115,6 +119,7 @@ export async function createTestTables(owner: Pool): Promise<void> {
       marker text not null);
     alter table outbox_test_business enable row level security;
     alter table outbox_test_business force row level security;
+    drop policy if exists workspace_isolation on outbox_test_business;
     create policy workspace_isolation on outbox_test_business
       using (workspace_id = app_current_workspace()) with check (workspace_id = app_current_workspace());`);
 }

@@ -87,7 +87,8 @@ async function main() {
       await ops.close();
       logger.info('dispatcher exited cleanly', { dispatcher: dispatcher.id, ...dispatcher.stats });
     },
-    (msg) => logger.info(msg),
+    logger,
+    config.OUTBOX_STOP_TIMEOUT_MS,
   );
   // Give the producer connection a moment to come up, so a normal start does not log a pause.
   if (producerRedis.status !== 'ready') {

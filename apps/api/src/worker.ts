@@ -80,7 +80,8 @@ async function main() {
       await db.close();
       await ops.close();
     },
-    (msg) => logger.info(msg),
+    logger,
+    config.OUTBOX_STOP_TIMEOUT_MS,
   );
   logger.info('worker ready', { queues: queues ?? registry.queues() });
 }

@@ -34,6 +34,11 @@ const schema = z
     OUTBOX_NUDGE: z.enum(['redis', 'off']).default('redis'),
 
     OUTBOX_WORKER_CONCURRENCY: int(1, 1000, 16),
+    /**
+     * How long a dispatcher or worker may take to stop on SIGTERM (finish its in-flight work,
+     * release its leases) before it exits 1 anyway. Keep it below the supervisor's own grace.
+     */
+    OUTBOX_STOP_TIMEOUT_MS: int(100, 3_600_000, 25_000),
     /** Comma-separated subset of queues this worker consumes (default: all registered). */
     OUTBOX_WORKER_QUEUES: z.string().optional(),
     OUTBOX_JOB_COMPLETED_AGE_S: int(1, 30 * 86_400, 86_400),

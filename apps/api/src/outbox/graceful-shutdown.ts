@@ -1,17 +1,33 @@
 /**
  * Runs `stop` once on the first SIGTERM or SIGINT, then exits 0 (1 if stopping failed). Later
  * signals are ignored while stopping; the supervisor can always SIGKILL.
+ *
+ * `timeoutMs` bounds the graceful part: a stop that cannot finish (Redis unreachable, so BullMQ
+ * can neither finish a job nor close its connections; a handler that never returns) would keep
+ * the process alive until the supervisor's SIGKILL, or forever without one. Past it the process
+ * exits 1 without waiting: what it still held is recovered as after a crash (the dispatcher's
+ * leases expire and are reclaimed, the worker's active jobs are retried once their lock expires).
  */
-export function onShutdown(stop: () => Promise<void>, log: (msg: string) => void): void {
+export function onShutdown(
+  stop: () => Promise<void>,
+  logger: { info(msg: string): void; warn(msg: string): void },
+  timeoutMs: number,
+): void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    log(`received ${signal}: stopping`);
+    logger.info(`received ${signal}: stopping`);
+    setTimeout(() => {
+      logger.warn(
+        `stop did not finish within ${timeoutMs} ms: exiting without it (recovered as after a crash)`,
+      );
+      process.exit(1);
+    }, timeoutMs).unref();
     stop().then(
       () => process.exit(0),
       (error: unknown) => {
-        log(`stop failed: ${(error as Error).message}`);
+        logger.warn(`stop failed: ${(error as Error).message}`);
         process.exit(1);
       },
     );

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { seedWorkspace, useTestDatabase } from '@listing/testing';
-import { DISPATCHER, freePort, killAll, roleEnv, spawnNode, waitUntil } from './processes';
+import { DISPATCHER, WORKER, freePort, killAll, roleEnv, spawnNode, waitUntil } from './processes';
 
 const t = useTestDatabase();
 jest.setTimeout(90000);
@@ -161,5 +161,34 @@ describe('Redis unreachable for 10 s in the middle of a run', () => {
       await redis.quit();
     }
     expect(await dispatcher.stop()).toEqual({ code: 0, signal: null });
+  });
+
+  // BullMQ can neither finish nor close anything while Redis is away, so a worker's graceful stop
+  // waited for Redis forever (seen by hand: still running long after SIGTERM). The stop timeout
+  // bounds it; the dispatcher, paused and holding no lease, stops cleanly.
+  it('SIGTERM while Redis is unreachable: the worker exits after OUTBOX_STOP_TIMEOUT_MS, the dispatcher at once', async () => {
+    if (!server) await startRedis();
+    const env = roleEnv(t, {
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      OUTBOX_STOP_TIMEOUT_MS: '1500',
+      OUTBOX_REDIS_RETRY_MS: '200',
+    });
+    const worker = spawnNode('worker', WORKER, env);
+    const dispatcher = spawnNode('dispatcher', DISPATCHER, env);
+    await worker.waitForOutput(/worker ready/);
+    await dispatcher.waitForOutput(/dispatcher ready/);
+    await killRedis();
+    await dispatcher.waitForOutput(/dispatcher paused/);
+
+    const signalled = Date.now();
+    const [workerExit, dispatcherExit] = await Promise.all([
+      worker.stop('SIGTERM'),
+      dispatcher.stop('SIGTERM'),
+    ]);
+    expect(dispatcherExit).toEqual({ code: 0, signal: null });
+    expect(workerExit).toEqual({ code: 1, signal: null });
+    expect(Date.now() - signalled).toBeGreaterThanOrEqual(1500);
+    expect(Date.now() - signalled).toBeLessThan(10_000);
+    expect(worker.output()).toMatch(/stop did not finish within 1500 ms/);
   });
 });

@@ -11,6 +11,11 @@ import { EVENT_TYPE_RE, QUEUE_NAME_RE } from './outbox-event';
  *   workspace; with `inbox: true` (the default) the runtime records the event id in the inbox in
  *   that same transaction and skips a redelivered event, making database-only effects exactly
  *   once.
+ *   With `transaction: false` the runtime opens no transaction: the handler opens its own short
+ *   ones (`Database.withWorkspace`), for work that waits on something slow outside the database
+ *   (fetching a source, a provider call) and must not hold a pooled connection and its row locks
+ *   meanwhile. There is no automatic inbox then (it lives in the handler's transaction): such a
+ *   handler is re-entrant through its own conditional state transitions.
  * - scope `system` (scheduled maintenance such as retention): no workspace, no inbox.
  */
 export interface JobDefinition<P extends Record<string, unknown> = Record<string, unknown>> {
@@ -19,6 +24,8 @@ export interface JobDefinition<P extends Record<string, unknown> = Record<string
   readonly schema: z.ZodType<P>;
   readonly scope: 'workspace' | 'system';
   readonly inbox: boolean;
+  /** The runtime wraps the handler in a transaction bound to the workspace (workspace scope). */
+  readonly transaction: boolean;
   readonly maxAttempts?: number;
 }
 
@@ -28,6 +35,7 @@ export function defineJob<P extends Record<string, unknown>>(definition: {
   schema: z.ZodType<P>;
   scope?: 'workspace' | 'system';
   inbox?: boolean;
+  transaction?: boolean;
   maxAttempts?: number;
 }): JobDefinition<P> {
   if (!EVENT_TYPE_RE.test(definition.name)) {
@@ -37,12 +45,20 @@ export function defineJob<P extends Record<string, unknown>>(definition: {
     throw new OutboxError('OUTBOX_INVALID_EVENT', `invalid queue name ${JSON.stringify(definition.queue)}`);
   }
   const scope = definition.scope ?? 'workspace';
+  const transaction = scope === 'workspace' && definition.transaction !== false;
+  if (scope === 'workspace' && !transaction && definition.inbox === true) {
+    throw new OutboxError(
+      'OUTBOX_INVALID_JOB',
+      `job ${definition.name}: the inbox needs the runtime's transaction (inbox: true with transaction: false)`,
+    );
+  }
   return Object.freeze({
     name: definition.name,
     queue: definition.queue,
     schema: definition.schema,
     scope,
-    inbox: scope === 'workspace' && (definition.inbox ?? true),
+    inbox: transaction && (definition.inbox ?? true),
+    transaction,
     maxAttempts: definition.maxAttempts,
   });
 }
@@ -51,14 +67,18 @@ export function defineJob<P extends Record<string, unknown>>(definition: {
 export interface JobContext {
   /** The outbox event id (= BullMQ job id). */
   readonly eventId: string;
-  /** The event's workspace, bound to the ambient transaction; null for system jobs. */
+  /**
+   * The event's workspace, bound to the ambient transaction (unless the job runs with
+   * `transaction: false`); null for system jobs.
+   */
   readonly workspaceId: string | null;
   /** 1 for the first delivery attempt of this BullMQ job. */
   readonly attempt: number;
   readonly job: Job;
   /**
    * Records `key` (default: this job's name) for this event in the inbox, in the current
-   * transaction. True the first time. For handlers that guard only part of their work.
+   * transaction (which must be bound to the event's workspace). True the first time. For handlers
+   * that guard only part of their work.
    */
   inboxOnce(key?: string): Promise<boolean>;
 }

@@ -52,7 +52,8 @@ const outboxJobData = z.object({
  * Consumes the registry's queues. Per job: look up the handler by job name, parse the payload
  * with the job's zod schema (a payload that does not parse is poison: UnrecoverableError, no
  * retry), run the handler in a transaction bound to the event's workspace, with the inbox row
- * written first in that transaction for inbox jobs. When BullMQ will not retry any more (poison
+ * written first in that transaction for inbox jobs (jobs defined with `transaction: false` open
+ * their own transactions instead). When BullMQ will not retry any more (poison
  * or attempts exhausted) the outbox event is moved to dead_letter with a redacted error.
  */
 export class OutboxWorkerRuntime {
@@ -132,6 +133,10 @@ export class OutboxWorkerRuntime {
     const eventId = job.id!;
     try {
       const payload = this.parse(definition, envelope.data.payload);
+      if (!definition.transaction) {
+        const result = await handler(payload, this.context(job, workspaceId));
+        return { duplicate: false, result: result ?? null };
+      }
       return await this.options.db.withWorkspace(workspaceId, async () => {
         if (definition.inbox && !(await this.inbox.record(workspaceId, definition.name, eventId))) {
           return { duplicate: true };

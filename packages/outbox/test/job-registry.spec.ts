@@ -53,6 +53,18 @@ describe('JobRegistry', () => {
     expect(() => defineJob({ name: 'ok', queue: 'bad:queue', schema: z.object({}) })).toThrow(OutboxError);
   });
 
+  it('transaction: false means no inbox, and asking for both is refused', () => {
+    const outside = defineJob({ name: 'o', queue: 'q', schema: z.object({}), transaction: false });
+    expect(outside).toMatchObject({ transaction: false, inbox: false });
+    expect(defineJob({ name: 'd', queue: 'q', schema: z.object({}) })).toMatchObject({
+      transaction: true,
+      inbox: true,
+    });
+    expect(() =>
+      defineJob({ name: 'b', queue: 'q', schema: z.object({}), transaction: false, inbox: true }),
+    ).toThrow(expect.objectContaining({ code: 'OUTBOX_INVALID_JOB' }));
+  });
+
   it('system jobs never use the inbox', () => {
     expect(
       defineJob({ name: 's', queue: 'q', schema: z.object({}), scope: 'system', inbox: true }).inbox,

@@ -44,11 +44,43 @@ class CounterHandlers {
   }
 }
 
+const outsideJob = defineJob({
+  name: 'runtime.outside',
+  queue: QUEUE,
+  schema: z.object({ counter: z.string().min(1) }),
+  transaction: false,
+});
+
+/** A job that opens its own transaction (e.g. around a slow fetch): the runtime opens none. */
+class OutsideHandlers {
+  seen: Array<{ workspace: string | null; inTransaction: boolean; setting: string }> = [];
+  constructor(private readonly db: typeof t.db) {}
+
+  @OutboxHandler(outsideJob)
+  async run(payload: { counter: string }, ctx: JobContext) {
+    const setting = await this.db.executor.execute<{ ws: string }>(
+      sql`select coalesce(current_setting('app.workspace_id', true), '') as ws`,
+    );
+    this.seen.push({
+      workspace: ctx.workspaceId,
+      inTransaction: this.db.isInTransaction(),
+      setting: setting.rows[0]!.ws,
+    });
+    await this.db.withWorkspace(ctx.workspaceId!, () =>
+      this.db.executor.execute(
+        sql`update runtime_counters set n = n + 1 where workspace_id = app_current_workspace() and name = ${payload.counter}`,
+      ),
+    );
+    return { counted: payload.counter };
+  }
+}
+
 describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
   let redis: Redis;
   let producer: QueueProducer;
   let runtime: OutboxWorkerRuntime;
   let handlers: CounterHandlers;
+  let outside: OutsideHandlers;
   let queue: Queue;
   let events: QueueEvents;
   let ws: string;
@@ -69,7 +101,8 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
       handlerBackoffMs: 10,
     });
     handlers = new CounterHandlers(t.db);
-    const registry = new JobRegistry().registerHandlers(handlers);
+    outside = new OutsideHandlers(t.db);
+    const registry = new JobRegistry().registerHandlers(handlers).registerHandlers(outside);
     runtime = new OutboxWorkerRuntime({
       db: t.db,
       registry,
@@ -119,6 +152,25 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
     expect(handlers.seen.at(-1)).toEqual({ workspace: ws, setting: ws, attempt: 1 });
     expect(job.opts.removeOnComplete).toEqual({ age: 3600 });
     expect(job.opts.jobId).toBe(id);
+  });
+
+  it('transaction: false: the runtime opens no transaction and writes no inbox row; the handler binds its own', async () => {
+    await t.owner.query(`insert into runtime_counters (workspace_id, name) values ($1, 'outside')`, [ws]);
+    const id = randomUUID();
+    await t.owner.query(
+      `insert into outbox_events (id, workspace_id, queue, event_type, payload) values ($1, $2, $3, $4, $5)`,
+      [id, ws, QUEUE, outsideJob.name, JSON.stringify({ counter: 'outside' })],
+    );
+    await dispatch();
+    const job = await waitFor('job completed', async () => {
+      const j = await queue.getJob(id);
+      return j?.finishedOn ? j : undefined;
+    });
+    expect(job.returnvalue).toEqual({ duplicate: false, result: { counted: 'outside' } });
+    expect(outside.seen).toEqual([{ workspace: ws, inTransaction: false, setting: '' }]);
+    expect(await counter('outside')).toBe(1);
+    const inbox = await t.owner.query(`select 1 from outbox_inbox where event_id = $1`, [id]);
+    expect(inbox.rowCount).toBe(0);
   });
 
   it('a redelivered event (BullMQ job gone) finds its inbox row: the effect happens exactly once', async () => {

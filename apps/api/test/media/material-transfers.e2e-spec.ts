@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import { useTestDatabase } from '@listing/testing';
 import { MediaStack, type OperationBody } from './media-stack';
+import { waitUntil } from '../outbox/processes';
 
 const t = useTestDatabase();
 jest.setTimeout(90_000);
@@ -115,14 +116,18 @@ describe('material transfers: allowlisted copy into object storage (real process
     const event = await stack.eventFor('transferId', id);
     expect(event.payload).toEqual({ transferId: id, operationId: accepted.body.operation.id });
 
-    // Forced redeliveries: through the inbox, then with the inbox row deleted (the transfer's own
-    // state stops it). No source fetch, no object rewritten.
+    // Forced redeliveries (the job opens its own transactions, so no inbox: the transfer's own
+    // state stops them). No source fetch, no object rewritten, no inbox row.
     const snapshot = stack.storageSnapshot();
-    expect(await stack.redeliver(event.id, 'material-transfers')).toEqual({ duplicate: true });
-    expect(await stack.redeliver(event.id, 'material-transfers', { dropInbox: true })).toEqual({
-      duplicate: false,
-      result: { outcome: 'skipped', status: 'succeeded' },
-    });
+    for (let i = 0; i < 2; i++) {
+      expect(await stack.redeliver(event.id, 'material-transfers')).toEqual({
+        duplicate: false,
+        result: { outcome: 'skipped', status: 'succeeded' },
+      });
+    }
+    expect((await t.owner.query(`select 1 from outbox_inbox where event_id = $1`, [event.id])).rowCount).toBe(
+      0,
+    );
     expect(stack.sim.state.counters.mediaRequests).toBe(fetchesBefore + 1);
     expect(stack.storageSnapshot()).toEqual(snapshot);
 
@@ -145,10 +150,43 @@ describe('material transfers: allowlisted copy into object storage (real process
     ]);
     const fetches = stack.sim.state.counters.mediaRequests;
     const event = await stack.eventFor('transferId', id);
-    const rerun = await stack.redeliver(event.id, 'material-transfers', { dropInbox: true });
+    const rerun = await stack.redeliver(event.id, 'material-transfers');
     expect(rerun).toEqual({ duplicate: false, result: { outcome: 'succeeded', fetched: false } });
     expect(stack.sim.state.counters.mediaRequests).toBe(fetches);
     expect(await getTransfer(id)).toMatchObject({ status: 'succeeded', width: 64, height: 64 });
+  });
+
+  it('holds no transaction and no row lock while the source is being fetched', async () => {
+    stack.sim.state.faults.configure([{ latencyMs: 1500, routes: ['/platform/v1/media/slow-'] } as never]);
+    try {
+      const accepted = await create(media('slow-40x30.png'));
+      expect(accepted.status).toBe(202);
+      const id = accepted.body.transfer.id;
+      await waitUntil('the transfer to be running', async () => (await getTransfer(id)).status === 'running');
+      // Mid-fetch: the row can be locked at once, and no connection sits in a transaction.
+      const client = await t.owner.connect();
+      try {
+        await client.query('begin');
+        await client.query(`set local lock_timeout = '100ms'`);
+        const { rows } = await client.query(
+          `select status from material_transfers where id = $1 for update`,
+          [id],
+        );
+        expect(rows[0].status).toBe('running');
+        await client.query('rollback');
+      } finally {
+        client.release();
+      }
+      const idle = await t.owner.query(
+        `select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and state like 'idle in transaction%'`,
+      );
+      expect(idle.rows[0].n).toBe(0);
+      await stack.waitForOperation(accepted.body.operation.id);
+      expect(await getTransfer(id)).toMatchObject({ status: 'succeeded', width: 40, height: 30 });
+    } finally {
+      stack.sim.state.faults.clear();
+    }
   });
 
   async function failedWith(sourceUrl: string, code: string) {

@@ -16,6 +16,8 @@ export const materialTransferJob = defineJob({
   queue: 'material-transfers',
   schema: z.object({ transferId: z.uuid(), operationId: z.uuid() }),
   maxAttempts: 5,
+  // The fetch waits on a remote server: the handler opens its own short transactions around it.
+  transaction: false,
 });
 
 export function transferObjectKey(workspaceId: string, transferId: string): string {
@@ -28,13 +30,14 @@ type Outcome =
   | { outcome: 'skipped'; status: string };
 
 /**
- * The transfer worker. Re-entrant: the inbox skips a redelivered event; a transfer already
- * finished is skipped by its conditional transitions; and the copy lands under a deterministic
- * key, so when it is already there (a crash after the write, before the commit) the source is
- * not fetched again.
+ * The transfer worker, in three steps so that no transaction (pooled connection, row lock) is
+ * held while a remote server is fetched: mark the transfer running (short transaction), copy
+ * (no transaction), settle it (short transaction).
  *
- * The runtime runs handlers inside the event's transaction, so this one holds it open during the
- * fetch; MATERIAL_FETCH_TIMEOUT_MS bounds that.
+ * Re-entrant without an inbox: a transfer already settled is skipped by its conditional
+ * transitions; two deliveries running at once (a stalled job retried while the first still runs)
+ * may both copy, to the same deterministic key, and the first to settle wins; and when the copy is
+ * already there (a crash after the write, before the settle) the source is not fetched again.
  */
 export class MaterialTransferJobHandlers {
   private readonly transfers: MaterialTransfersRepository;
@@ -42,7 +45,7 @@ export class MaterialTransferJobHandlers {
   private readonly allowlist: readonly AllowEntry[];
 
   constructor(
-    db: Database,
+    private readonly db: Database,
     private readonly storage: ObjectStorage,
     private readonly config: MediaConfig,
     private readonly log: (msg: string, fields: Record<string, unknown>) => void = () => undefined,
@@ -55,43 +58,26 @@ export class MaterialTransferJobHandlers {
   @OutboxHandler(materialTransferJob)
   async copy(payload: { transferId: string; operationId: string }, context: JobContext): Promise<Outcome> {
     const { transferId, operationId } = payload;
-    const row = await this.transfers.findRow(transferId, { lock: true });
-    if (!row || row.operation_id !== operationId || (row.status !== 'pending' && row.status !== 'running')) {
-      return { outcome: 'skipped', status: row?.status ?? 'missing' };
-    }
-    await this.operations.markRunning(operationId);
-    await this.transfers.markRunning(transferId);
-    try {
-      let fetched = false;
-      let stored = await this.storage.get(row.object_key);
-      if (!stored) {
-        const source = await fetchSource(row.source_url, {
-          allowlist: this.allowlist,
-          maxRedirects: this.config.MATERIAL_MAX_REDIRECTS,
-          maxBytes: this.config.MEDIA_MAX_BYTES,
-          timeoutMs: this.config.MATERIAL_FETCH_TIMEOUT_MS,
-        });
-        fetched = true;
-        const facts = await inspectImage(source.body, {
-          expectedType: declaredImageType(source.contentType),
-          maxPixels: this.config.MEDIA_MAX_PIXELS,
-        });
-        await this.storage.putIfAbsent(row.object_key, source.body, { contentType: facts.contentType });
-        stored = await this.storage.get(row.object_key);
-        if (!stored) throw new Error('the copy vanished after it was written');
+    const inWorkspace = <T>(fn: () => Promise<T>) => this.db.withWorkspace(context.workspaceId!, fn);
+    const claimed = await inWorkspace(async () => {
+      const row = await this.transfers.findRow(transferId, { lock: true });
+      if (
+        !row ||
+        row.operation_id !== operationId ||
+        (row.status !== 'pending' && row.status !== 'running')
+      ) {
+        return { row: null, status: row?.status ?? 'missing' };
       }
-      const facts = await inspectImage(stored.body, { maxPixels: this.config.MEDIA_MAX_PIXELS });
-      const result: TransferFacts = {
-        contentType: facts.contentType,
-        size: facts.size,
-        checksumSha256: facts.checksumSha256,
-        width: facts.width,
-        height: facts.height,
-      };
-      await this.transfers.markSucceeded(transferId, result);
-      await this.operations.markSucceeded(operationId);
-      this.log('material transfer copied', { transfer: transferId, fetched });
-      return { outcome: 'succeeded', fetched };
+      await this.operations.markRunning(operationId);
+      await this.transfers.markRunning(transferId);
+      return { row, status: row.status };
+    });
+    const row = claimed.row;
+    if (!row) return { outcome: 'skipped', status: claimed.status };
+
+    let copied: { result: TransferFacts; fetched: boolean };
+    try {
+      copied = await this.copyToStorage(row.source_url, row.object_key);
     } catch (error) {
       const permanent =
         error instanceof ImageRejectedError || (error instanceof SourceFetchError && error.permanent);
@@ -101,11 +87,59 @@ export class MaterialTransferJobHandlers {
         error instanceof ImageRejectedError || error instanceof SourceFetchError
           ? { code: error.code, message: error.message }
           : { code: 'TRANSFER_FAILED', message: 'the source could not be copied' };
-      await this.transfers.markFailed(transferId, failure);
-      await this.operations.markFailed(operationId, failure);
+      const settled = await inWorkspace(async () => {
+        if (!(await this.transfers.markFailed(transferId, failure))) return false;
+        await this.operations.markFailed(operationId, failure);
+        return true;
+      });
+      if (!settled) return { outcome: 'skipped', status: 'settled by another delivery' };
       this.log('material transfer failed', { transfer: transferId, code: failure.code });
       return { outcome: 'failed', code: failure.code };
     }
+    const settled = await inWorkspace(async () => {
+      if (!(await this.transfers.markSucceeded(transferId, copied.result))) return false;
+      await this.operations.markSucceeded(operationId);
+      return true;
+    });
+    if (!settled) return { outcome: 'skipped', status: 'settled by another delivery' };
+    this.log('material transfer copied', { transfer: transferId, fetched: copied.fetched });
+    return { outcome: 'succeeded', fetched: copied.fetched };
+  }
+
+  /** Fetches the source into `objectKey` unless a copy is already there; facts of the stored copy. */
+  private async copyToStorage(
+    sourceUrl: string,
+    objectKey: string,
+  ): Promise<{ result: TransferFacts; fetched: boolean }> {
+    let fetched = false;
+    let stored = await this.storage.get(objectKey);
+    if (!stored) {
+      const source = await fetchSource(sourceUrl, {
+        allowlist: this.allowlist,
+        maxRedirects: this.config.MATERIAL_MAX_REDIRECTS,
+        maxBytes: this.config.MEDIA_MAX_BYTES,
+        timeoutMs: this.config.MATERIAL_FETCH_TIMEOUT_MS,
+      });
+      fetched = true;
+      const facts = await inspectImage(source.body, {
+        expectedType: declaredImageType(source.contentType),
+        maxPixels: this.config.MEDIA_MAX_PIXELS,
+      });
+      await this.storage.putIfAbsent(objectKey, source.body, { contentType: facts.contentType });
+      stored = await this.storage.get(objectKey);
+      if (!stored) throw new Error('the copy vanished after it was written');
+    }
+    const facts = await inspectImage(stored.body, { maxPixels: this.config.MEDIA_MAX_PIXELS });
+    return {
+      fetched,
+      result: {
+        contentType: facts.contentType,
+        size: facts.size,
+        checksumSha256: facts.checksumSha256,
+        width: facts.width,
+        height: facts.height,
+      },
+    };
   }
 }
 

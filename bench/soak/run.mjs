@@ -29,8 +29,17 @@
  */
 /* global fetch, AbortSignal, URL, setTimeout -- Node 20 globals (the eslint config declares only process and console for .mjs) */
 import { spawn, execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -51,6 +60,7 @@ const { values: opts } = parseArgs({
     ai: { type: 'string', default: '60' },
     syncs: { type: 'string', default: '10' },
     creates: { type: 'string', default: '60' },
+    transfers: { type: 'string', default: '15' },
     clients: { type: 'string', default: '12' },
     dispatchers: { type: 'string', default: '2' },
     workers: { type: 'string', default: '2' },
@@ -67,6 +77,7 @@ const DRAFTS_PER_WS = N('drafts');
 const AI_PER_WS = N('ai');
 const SYNCS_PER_WS = N('syncs');
 const CREATES_PER_WS = N('creates');
+const TRANSFERS_PER_WS = N('transfers');
 const CLIENTS = N('clients');
 const DISPATCHERS = N('dispatchers');
 const WORKERS = N('workers');
@@ -147,6 +158,16 @@ function spawnNode(name, script, env) {
 }
 
 const isAlive = (child) => child && child.exitCode === null && child.signalCode === null;
+
+/** Occurrences of `needle` in our own processes' logs (not the simulator's: it is the source). */
+function countInLogs(needle) {
+  let n = 0;
+  for (const f of readdirSync(logDir)) {
+    if (f.startsWith('platform-sim')) continue;
+    n += readFileSync(path.join(logDir, f), 'utf8').split(needle).length - 1;
+  }
+  return n;
+}
 
 async function waitForOutput(child, pattern, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
@@ -407,6 +428,9 @@ async function main() {
       PLATFORM_BASE_URL: simUrl,
       PLATFORM_TIMEOUT_MS: '2000',
       OBJECT_STORAGE_DIR: objectDir,
+      // Material transfers fetch their sources from the simulator, through the same faults.
+      MATERIAL_SOURCE_ALLOWLIST: `127.0.0.1:${simPort}`,
+      MATERIAL_FETCH_TIMEOUT_MS: '2000',
       LOG_LEVEL: 'info',
     };
     const apiPort = await freePort();
@@ -586,6 +610,13 @@ async function main() {
       for (let i = 0; i < CREATES_PER_WS; i++) {
         load.push(logical('product_drafts', ws, wsPath(ws, '/product-drafts'), draftBody(ws, `c${i}`)));
       }
+      // Distinct sources (one transfer per workspace and source); the query string stands for a
+      // presigned URL's signature and must never leave the transfer row.
+      for (let i = 0; i < TRANSFERS_PER_WS; i++) {
+        const name = `soak-${ws.index}-${i}-${randInt(16, 96)}x${randInt(16, 96)}.${pick(['png', 'jpg'])}`;
+        const sourceUrl = `${simUrl}/platform/v1/media/${name}?X-Amz-Signature=soak${randomUUID().slice(0, 8)}`;
+        load.push(logical('material_transfers', ws, wsPath(ws, '/material-transfers'), { sourceUrl }));
+      }
     }
     // A second key for an already targeted (draft, store): must be refused, never a second product.
     const conflicting = shuffle(load.filter((c) => c.kind === 'publications'))
@@ -738,6 +769,11 @@ async function main() {
       keysOk('store_syncs'),
       await one(`select count(*) from store_syncs`),
     );
+    check(
+      'material transfers = distinct keys answered 2xx',
+      keysOk('material_transfers'),
+      await one(`select count(*) from material_transfers`),
+    );
     const okKeys = commands.filter((c) => c.ok).length;
     check(
       'idempotency records (SUCCEEDED) = keys answered 2xx',
@@ -773,6 +809,41 @@ async function main() {
       'billing entries per key = 1 (no stray key)',
       `${aiSucceeded.length} keys, 0 bad`,
       `${billing.length} keys, ${overBilled.length + strayBilling.length} bad`,
+    );
+    // Each transfer copied once, under its own key, with the bytes its row describes (a killed or
+    // redelivered copy may fetch again, but never writes a second or a different object).
+    const transfers = await q(
+      `select workspace_id, id, status, checksum_sha256 from material_transfers order by id`,
+    );
+    // The local object storage keeps an object's bytes under <root>/data/<key>.
+    const objectFile = (tr) =>
+      path.join(objectDir, 'data', 'workspaces', tr.workspace_id, 'material-transfers', tr.id, 'original');
+    const transferBad = transfers.filter((tr) => {
+      if (tr.status !== 'succeeded' || !existsSync(objectFile(tr))) return true;
+      return (
+        createHash('sha256')
+          .update(readFileSync(objectFile(tr)))
+          .digest('hex') !== tr.checksum_sha256
+      );
+    });
+    const dataDir = path.join(objectDir, 'data', 'workspaces');
+    const transferObjects = existsSync(dataDir)
+      ? readdirSync(dataDir, { recursive: true }).filter((f) =>
+          /material-transfers[/\\][^/\\]+[/\\]original$/.test(String(f)),
+        ).length
+      : 0;
+    check(
+      'transfers succeeded, each one object whose sha256 = its row (objects stored = transfers)',
+      `${transfers.length} ok, ${transfers.length} objects`,
+      `${transfers.length - transferBad.length} ok, ${transferObjects} objects`,
+    );
+    check(
+      'presigned signatures outside the transfer rows (events, idempotency records, logs)',
+      0,
+      (await one(
+        `select (select count(*) from outbox_events where payload::text like '%Signature%')
+              + (select count(*) from idempotency_requests where response_envelope::text like '%Signature%')`,
+      )) + countInLogs('X-Amz-Signature=soak'),
     );
     check(
       'syncs succeeded = syncs',
@@ -817,14 +888,16 @@ async function main() {
     ].join('\n');
     const details = {
       logical: Object.fromEntries(
-        ['stores', 'product_drafts', 'publications', 'ai_tasks', 'store_syncs'].map((k) => [
-          k,
-          {
-            keys: commands.filter((c) => c.kind === k).length,
-            answered2xx: keysOk(k),
-            refused: commands.filter((c) => c.kind === k && !c.ok && c.final !== 'unknown').length,
-          },
-        ]),
+        ['stores', 'product_drafts', 'publications', 'ai_tasks', 'store_syncs', 'material_transfers'].map(
+          (k) => [
+            k,
+            {
+              keys: commands.filter((c) => c.kind === k).length,
+              answered2xx: keysOk(k),
+              refused: commands.filter((c) => c.kind === k && !c.ok && c.final !== 'unknown').length,
+            },
+          ],
+        ),
       ),
       transient: stats.transient,
       replayedHeader: stats.replayedHeader,

@@ -157,7 +157,8 @@ async function insertEvents(owner, workspaces, total, queue) {
 // worker running against the bench database).
 const children = new Set();
 process.on('exit', () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of children)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
 function spawnDispatcher(name, extraEnv = {}) {

@@ -1,5 +1,5 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import { DatabaseLayerError, PgErrorCode, pgErrorCode } from '@listing/db';
+import { DatabaseLayerError, PgErrorCode, isDatabaseUnavailable, pgErrorCode } from '@listing/db';
 import { IdempotencyError, IdempotencyRequestInProgressError } from '@listing/idempotency';
 import { DomainError, RateLimitedError } from './domain-errors';
 
@@ -125,6 +125,11 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       else if (status < 500) detail = error.message;
     } else if (error instanceof DatabaseLayerError) {
       code = 'INTERNAL_ERROR';
+    } else if (isDatabaseUnavailable(error)) {
+      code = 'SERVICE_UNAVAILABLE';
+      detail =
+        'the database is unreachable; the request may not have completed: retry it with the same Idempotency-Key';
+      headers['retry-after'] = '1';
     } else {
       const sqlState = pgErrorCode(error);
       if (

@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { useTestDatabase } from '@listing/testing';
 import { DISPATCHER, WORKER, freePort, killAll, roleEnv, spawnNode, waitUntil } from '../outbox/processes';
-import { spawnApi, statusOf } from './ops-stack';
+import { createDraft, register, spawnApi, statusOf } from './ops-stack';
 
 const t = useTestDatabase();
 jest.setTimeout(120_000);
@@ -145,5 +146,46 @@ describe('readiness follows PostgreSQL and Redis, for every process role', () =>
     expect(Date.now() - started).toBeLessThan(5000);
     await proxy.open();
     await waitUntil('all ready after PostgreSQL returned', every(200), 20_000);
+  });
+
+  it('a write while PostgreSQL is unreachable: 503 SERVICE_UNAVAILABLE with Retry-After; the same key afterwards runs once', async () => {
+    const pgUrl = new URL(t.info.appUrl);
+    pgUrl.port = String(proxy.port);
+    const api = await spawnApi(t, {
+      DATABASE_URL: pgUrl.toString(),
+      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+    });
+    const user = await register(api.url);
+    const key = randomUUID();
+
+    await proxy.cut();
+    for (const k of [key, undefined]) {
+      const res = await fetch(`${api.url}/v1/workspaces/${user.workspaceId}/product-drafts`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${user.token}`,
+          ...(k ? { 'idempotency-key': k } : {}),
+        },
+        body: JSON.stringify({ title: 'during the outage' }),
+      });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(res.headers.get('retry-after')).toBe('1');
+      const problem = (await res.json()) as Record<string, unknown>;
+      expect(problem).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE', retryable: true });
+      expect(JSON.stringify(problem)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|postgres/i);
+    }
+    await proxy.open();
+
+    const first = await createDraft(api.url, user, 'during the outage', key);
+    expect(first.status).toBe(201);
+    const replay = await createDraft(api.url, user, 'during the outage', key);
+    expect(replay).toMatchObject({ status: 201, replayed: true, body: { id: first.body.id } });
+    const { rows } = await t.owner.query(
+      `select count(*)::int as n from records where workspace_id = $1 and module_code = 'product_draft'`,
+      [user.workspaceId],
+    );
+    expect(rows[0].n).toBe(1);
   });
 });

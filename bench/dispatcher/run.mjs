@@ -21,7 +21,7 @@
 // Writes bench/dispatcher/last-run.json and last-run.md.
 import { spawn, fork, execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
+import { appendFileSync, writeFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -284,6 +284,7 @@ function forkWorker(
   const next = () => new Promise((r) => waiters.push(r));
   const ready = next();
   return {
+    pid: child.pid,
     ready,
     ask: (msg) => {
       const reply = next();
@@ -297,6 +298,64 @@ function forkWorker(
       await exited;
     },
   };
+}
+
+/**
+ * CPU time (user + system, ms) of each process that takes part, read from /proc (Linux; null
+ * elsewhere): the load generator (this process: the "API"), the dispatcher, the worker, Redis,
+ * and the PostgreSQL backends grouped by application_name, plus PostgreSQL's background
+ * processes. Two snapshots around the measured window give each one's share of the machine.
+ */
+async function cpuSnapshot(owner, redis, pids) {
+  if (!existsSync('/proc/self/stat')) return null;
+  const ticks = (pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return (Number(f[11]) + Number(f[12])) * 10; // USER_HZ = 100 on Linux: 10 ms per tick
+    } catch {
+      return null; // gone
+    }
+  };
+  const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+  const { rows } = await owner.query(
+    // backend_type is hidden from an unprivileged role (the owner is one); datname is not, and is
+    // null only for PostgreSQL's own background processes.
+    `select pid, coalesce(nullif(application_name, ''), '?') as app, datname = $1 as ours,
+            datname is null as background
+       from pg_stat_activity where pid <> pg_backend_pid()`,
+    [new URL(APP_URL).pathname.slice(1)],
+  );
+  const roles = new Map();
+  const add = (role, pid) => {
+    const ms = ticks(pid);
+    if (ms !== null) roles.set(`${role}\u0000${pid}`, ms);
+  };
+  add('load generator (Node: the "API")', process.pid);
+  if (pids.dispatcher) add('dispatcher (Node)', pids.dispatcher);
+  add('worker (Node, BullMQ)', pids.worker);
+  if (redisPid) add('Redis', redisPid);
+  for (const r of rows) {
+    if (r.ours) add(`PostgreSQL backends of the ${r.app === 'bench' ? 'load generator' : r.app}`, r.pid);
+    else if (r.background) add('PostgreSQL background processes', r.pid);
+  }
+  return { at: now(), roles };
+}
+
+function cpuShares(before, after, events) {
+  if (!before || !after) return null;
+  const seconds = (after.at - before.at) / 1000;
+  const byRole = new Map();
+  for (const [key, ms] of after.roles) {
+    const start = before.roles.get(key);
+    if (start === undefined) continue; // a backend that connected within the window: not counted
+    const role = key.split('\u0000')[0];
+    byRole.set(role, (byRole.get(role) ?? 0) + (ms - start));
+  }
+  const shares = [...byRole.entries()]
+    .map(([role, ms]) => ({ role, percent: (100 * ms) / 1000 / seconds, usPerEvent: (ms * 1000) / events }))
+    .sort((a, b) => b.percent - a.percent);
+  return { seconds, shares, totalPercent: shares.reduce((sum, x) => sum + x.percent, 0) };
 }
 
 /**
@@ -350,10 +409,13 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollM
   const t0 = now() + 200;
   const inflight = new Set();
   let errors = 0;
+  const pids = { dispatcher: d?.child.pid, worker: worker.pid };
+  let cpuBefore = null;
   for (let i = 0; i < total; i++) {
     const due = t0 + (i * 1000) / rate;
     const wait = due - now();
     if (wait > 1) await sleep(wait - 0.5);
+    if (i === warmupEvents) cpuBefore = await cpuSnapshot(owner, publisher, pids);
     const p = produce(i).catch((error) => {
       if (!errors++)
         log(`  ${mode}: a generator transaction failed (counted, not measured): ${error.stack ?? error}`);
@@ -361,6 +423,7 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollM
     inflight.add(p);
     void p.finally(() => inflight.delete(p));
   }
+  const cpu = cpuShares(cpuBefore, await cpuSnapshot(owner, publisher, pids), seconds * rate);
   await Promise.all(inflight);
   const { done } = await Promise.race([
     worker.ask({ cmd: 'expect', count: produced }),
@@ -410,6 +473,7 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollM
     max: Math.max(...lat),
     commitToEnqueueP50: pct(toEnqueue, 50),
     enqueueToStartP50: pct(toStart, 50),
+    cpu,
   };
 }
 
@@ -722,6 +786,25 @@ function markdown(r) {
           `| ${x.rate} | ${LATENCY_MODES[x.mode].replace('%', x.pollMs)} | ${x.samples}/${x.committed} | ${f(x.p50, 2)} | ${f(x.p90, 2)} | ${f(x.p99, 2)} | ${f(x.max, 1)} | ${f(x.commitToEnqueueP50, 1)} | ${f(x.enqueueToStartP50, 1)} |`,
       ),
     );
+    // Where the CPU went during each measured window (share of one core; the machine has
+    // cpus().length of them): a saturated machine explains a tail that no single hop does.
+    const withCpu = l.filter((x) => x.cpu);
+    if (withCpu.length) {
+      out.push(
+        '',
+        `CPU during the measured windows (% of one core, ${cpus().length} cores in all; µs of CPU per event):`,
+        '',
+        '| events/s | path | total | by process |',
+        '|---:|---|---:|---|',
+        ...withCpu.map(
+          (x) =>
+            `| ${x.rate} | ${x.mode} | ${f(x.cpu.totalPercent, 0)} % | ${x.cpu.shares
+              .filter((s) => s.percent >= 0.5)
+              .map((s) => `${s.role} ${f(s.percent, 0)} % (${f(s.usPerEvent, 0)} µs)`)
+              .join('; ')} |`,
+        ),
+      );
+    }
   }
   const e = r.worker;
   if (e) {

@@ -1,5 +1,5 @@
-import type { Database } from '@listing/db';
-import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { isDatabaseUnavailable, type Database } from '@listing/db';
+import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { RedisOptions } from 'ioredis';
 import { z } from 'zod';
 import { InboxRepository } from './inbox.repository';
@@ -29,6 +29,12 @@ export interface WorkerRuntimeOptions {
   /** BullMQ lock duration and stall check interval in ms (defaults 30 s); tests shorten them. */
   readonly lockDurationMs?: number;
   readonly stalledIntervalMs?: number;
+  /**
+   * While PostgreSQL is unreachable a job goes back to its queue without counting an attempt,
+   * and the queue pauses this long (ms, default 1000) before the next try: an outage longer than
+   * the handler's backoff must not exhaust the attempts and strand the event.
+   */
+  readonly databaseRetryMs?: number;
 }
 
 /** BullMQ's reason for a job it failed itself because its workers kept dying under it. */
@@ -58,6 +64,8 @@ const outboxJobData = z.object({
  */
 export class OutboxWorkerRuntime {
   private readonly workers: Worker[] = [];
+  /** Per queue, for pausing it (Queue.rateLimit) while the database is unreachable. */
+  private readonly queues = new Map<string, Queue>();
   private readonly inbox: InboxRepository;
   private readonly outbox: OutboxRepository;
   private readonly logger: OutboxLogger;
@@ -112,6 +120,49 @@ export class OutboxWorkerRuntime {
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.close()));
     this.workers.length = 0;
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+    this.queues.clear();
+  }
+
+  /**
+   * The job failed because PostgreSQL is unreachable, not because of the job: confirmed with a
+   * probe, since a provider refusing a connection looks the same from the error alone.
+   */
+  private async databaseDown(error: unknown): Promise<boolean> {
+    if (!isDatabaseUnavailable(error)) return false;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const probe = this.options.db.pool.query('select 1').then(
+        () => false,
+        () => true,
+      );
+      const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), 1000)));
+      return await Promise.race([probe, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Puts the job back in its queue without counting an attempt, and pauses the queue a while. */
+  private async retryLater(job: Job, error: unknown): Promise<never> {
+    const pauseMs = this.options.databaseRetryMs ?? 1000;
+    let queue = this.queues.get(job.queueName);
+    if (!queue) {
+      queue = new Queue(job.queueName, {
+        connection: { ...this.options.connection, maxRetriesPerRequest: null } as ConnectionOptions,
+        prefix: this.options.prefix,
+      });
+      queue.on('error', () => undefined); // the worker's own connection reports Redis trouble
+      this.queues.set(job.queueName, queue);
+    }
+    await queue.rateLimit(pauseMs);
+    this.logger.warn('database unreachable: job back in its queue, no attempt counted', {
+      queue: job.queueName,
+      event: job.id,
+      retryInMs: pauseMs,
+      error: redactError(error),
+    });
+    throw Worker.RateLimitError();
   }
 
   /** The BullMQ processor (public for tests). */
@@ -124,8 +175,12 @@ export class OutboxWorkerRuntime {
     }
     if (definition.scope === 'system') {
       const payload = this.parse(definition, job.data);
-      const result = await handler(payload, this.context(job, null));
-      return { duplicate: false, result };
+      try {
+        return { duplicate: false, result: await handler(payload, this.context(job, null)) };
+      } catch (error) {
+        if (await this.databaseDown(error)) await this.retryLater(job, error);
+        throw error;
+      }
     }
     const envelope = outboxJobData.safeParse(job.data);
     if (!envelope.success) throw new UnrecoverableError(`job ${job.id} is not an outbox event envelope`);
@@ -145,6 +200,7 @@ export class OutboxWorkerRuntime {
         return { duplicate: false, result: result ?? null };
       });
     } catch (error) {
+      if (await this.databaseDown(error)) await this.retryLater(job, error);
       const attempts = job.opts.attempts ?? 1;
       const final = error instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts;
       if (final) await this.deadLetter(workspaceId, eventId, job.attemptsMade + 1, error);

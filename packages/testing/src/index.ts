@@ -1,3 +1,4 @@
 export * from './environment';
 export * from './test-database';
 export * from './fixtures';
+export * from './cuttable-proxy';

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer, connect, type Server, type Socket } from 'node:net';
-import { useTestDatabase } from '@listing/testing';
+import { CuttableProxy, useTestDatabase } from '@listing/testing';
 import { DISPATCHER, WORKER, freePort, killAll, roleEnv, spawnNode, waitUntil } from '../outbox/processes';
 import { createDraft, register, spawnApi, statusOf } from './ops-stack';
 
@@ -14,42 +13,6 @@ jest.setTimeout(120_000);
  * killed and restarted. Every role (api, dispatcher, worker) must report not-ready while either
  * is gone, fast, and ready again once it is back.
  */
-class CuttableProxy {
-  private server: Server | null = null;
-  private readonly sockets = new Set<Socket>();
-  constructor(
-    readonly port: number,
-    private readonly target: { host: string; port: number },
-  ) {}
-
-  async open(): Promise<void> {
-    const server = createServer((client) => {
-      const upstream = connect(this.target.port, this.target.host);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => undefined);
-      }
-      client.pipe(upstream).pipe(client);
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    this.server = server;
-  }
-
-  /** Like a stopped server: new connections refused, established ones dropped. */
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    for (const s of this.sockets) s.destroy();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-}
-
 describe('readiness follows PostgreSQL and Redis, for every process role', () => {
   let redisPort: number;
   let redis: ChildProcess | null = null;

@@ -53,3 +53,18 @@ export async function waitFor<T>(
 }
 
 export const uuid = randomUUID;
+
+/**
+ * A per-workspace counter table under RLS like every tenant table (the test jobs' database-only
+ * effect): `n` is bumped by handlers, read back by the owner.
+ */
+export async function createCounterTable(owner: Pool, table: string): Promise<void> {
+  if (!/^[a-z_]+$/.test(table)) throw new Error(`bad table name ${table}`);
+  await owner.query(`
+    create table ${table} (workspace_id uuid not null, name text not null, n int not null default 0,
+                           primary key (workspace_id, name));
+    alter table ${table} enable row level security;
+    alter table ${table} force row level security;
+    create policy workspace_isolation on ${table}
+      using (workspace_id = app_current_workspace()) with check (workspace_id = app_current_workspace());`);
+}

@@ -13,7 +13,7 @@ import {
   QueueProducer,
   redisOptionsFromUrl,
 } from '../src';
-import { connectedRedis, waitFor } from './helpers';
+import { connectedRedis, createCounterTable, waitFor } from './helpers';
 
 const t = useTestDatabase();
 jest.setTimeout(60_000);
@@ -67,13 +67,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
   let ws: string;
 
   beforeAll(async () => {
-    await t.owner.query(`
-      create table outage_counters (workspace_id uuid not null, name text not null, n int not null default 0,
-                                    primary key (workspace_id, name));
-      alter table outage_counters enable row level security;
-      alter table outage_counters force row level security;
-      create policy workspace_isolation on outage_counters
-        using (workspace_id = app_current_workspace()) with check (workspace_id = app_current_workspace());`);
+    await createCounterTable(t.owner, 'outage_counters');
     ws = (await seedWorkspace(t.owner)).workspaceId;
     const target = new URL(t.info.appUrl);
     proxy = new CuttableProxy(await freeTcpPort(), {

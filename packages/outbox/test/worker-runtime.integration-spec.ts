@@ -14,7 +14,7 @@ import {
   redisOptionsFromUrl,
   type JobContext,
 } from '../src';
-import { connectedRedis, waitFor } from './helpers';
+import { connectedRedis, createCounterTable, waitFor } from './helpers';
 
 const t = useTestDatabase();
 
@@ -86,13 +86,7 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
   let ws: string;
 
   beforeAll(async () => {
-    await t.owner.query(`
-      create table runtime_counters (workspace_id uuid not null, name text not null, n int not null default 0,
-                                     primary key (workspace_id, name));
-      alter table runtime_counters enable row level security;
-      alter table runtime_counters force row level security;
-      create policy workspace_isolation on runtime_counters
-        using (workspace_id = app_current_workspace()) with check (workspace_id = app_current_workspace());`);
+    await createCounterTable(t.owner, 'runtime_counters');
     ws = (await seedWorkspace(t.owner)).workspaceId;
     redis = await connectedRedis(t.info.redisUrl);
     producer = new QueueProducer(redis, t.info.bullPrefix, {

@@ -44,3 +44,19 @@ export function toPage<T extends { id: string; createdAt: string }>(rows: T[], l
   const last = items.at(-1);
   return { items, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
 }
+
+/** Keyset cursor over one text key (e.g. a platform's product id), opaque to clients. */
+export function encodeKeyCursor(key: string): string {
+  return Buffer.from(JSON.stringify({ k: key })).toString('base64url');
+}
+
+export function decodeKeyCursor(cursor: string | undefined): string | undefined {
+  if (!cursor) return undefined;
+  try {
+    const { k } = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as { k: unknown };
+    if (typeof k !== 'string' || k.length > 200) throw new Error('shape');
+    return k;
+  } catch {
+    throw new ValidationFailedError([{ path: 'cursor', message: 'invalid cursor' }]);
+  }
+}

@@ -75,6 +75,34 @@ describe('capability: full sync of a store (real processes)', () => {
     expect(list.body.items.map((s) => s.id)).toEqual([again.body.sync.id, first.body.sync.id]);
   });
 
+  it("lists the store's synced products page by page (keyset on the platform id); 404 for a store not in the workspace", async () => {
+    type Product = { platformProductId: string; title: string; platformStatus: string; lastSyncId: string };
+    type Page = { items: Product[]; nextCursor: string | null };
+    const seen: Product[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const query: string = `?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+      const page = await stack.client.get<Page>(stack.ws(`/stores/${store.id}/products${query}`));
+      expect(page.status).toBe(200);
+      seen.push(...page.body.items);
+      cursor = page.body.nextCursor;
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(3);
+    expect(seen).toHaveLength(await storeProducts());
+    const ids = seen.map((p) => p.platformProductId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect([...ids].sort()).toEqual(ids);
+    expect(seen[0]).toMatchObject({ title: expect.any(String), platformStatus: expect.any(String) });
+
+    const unknown = await stack.client.get(stack.ws(`/stores/${randomUUID()}/products`));
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ code: 'RESOURCE_NOT_FOUND' });
+    const badCursor = await stack.client.get(stack.ws(`/stores/${store.id}/products?cursor=nonsense`));
+    expect(badCursor.status).toBe(422);
+  });
+
   it('two concurrent sync requests with different keys: exactly one is accepted', async () => {
     await stack.admin.setFaults({ latencyMs: 500, routes: ['GET /platform/v1/stores/*/products'] });
     const results = await Promise.all([startSync(), startSync(), startSync()]);

@@ -17,3 +17,15 @@ export interface StoreSyncAccepted {
   sync: StoreSyncView;
   operation: OperationView;
 }
+
+/** A store's online product as its syncs last saw it. */
+export interface StoreProductView {
+  platformProductId: string;
+  title: string;
+  price: string | null;
+  platformStatus: string;
+  platformCreatedAt: string | null;
+  lastSyncId: string;
+  firstSeenAt: string;
+  lastSeenAt: string;
+}

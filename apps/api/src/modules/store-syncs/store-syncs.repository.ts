@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Database, sql } from '@listing/db';
 import { afterCursor, type PagePosition } from '../../common/page-cursor';
 import type { PlatformProduct } from '../platform/platform.client';
-import type { StoreSyncStatus, StoreSyncView } from './store-sync-view';
+import type { StoreProductView, StoreSyncStatus, StoreSyncView } from './store-sync-view';
 
 type SyncRow = {
   id: string;
@@ -92,6 +92,27 @@ export class StoreSyncsRepository {
     return r.rowCount === 1;
   }
 
+  /** A store's products in platform id order (the primary key's), after `after` (keyset). */
+  async listProducts(storeId: string, limit: number, after?: string): Promise<StoreProductView[]> {
+    const { rows } = await this.db.executor.execute<ProductRow>(sql`
+      select platform_product_id, title, price, platform_status, platform_created_at, last_sync_id,
+             first_seen_at, last_seen_at
+        from store_products
+       where workspace_id = app_current_workspace() and store_id = ${storeId}
+         ${after === undefined ? sql`` : sql`and platform_product_id > ${after}`}
+       order by platform_product_id limit ${limit}`);
+    return rows.map((r) => ({
+      platformProductId: r.platform_product_id,
+      title: r.title,
+      price: r.price,
+      platformStatus: r.platform_status,
+      platformCreatedAt: r.platform_created_at ? new Date(r.platform_created_at).toISOString() : null,
+      lastSyncId: r.last_sync_id,
+      firstSeenAt: new Date(r.first_seen_at).toISOString(),
+      lastSeenAt: new Date(r.last_seen_at).toISOString(),
+    }));
+  }
+
   /** Idempotent upserts keyed by (store, platform product id). */
   async upsertProducts(storeId: string, syncId: string, items: PlatformProduct[]): Promise<void> {
     if (items.length === 0) return;
@@ -115,6 +136,17 @@ export class StoreSyncsRepository {
              last_seen_at = now()`);
   }
 }
+
+type ProductRow = {
+  platform_product_id: string;
+  title: string;
+  price: string | null;
+  platform_status: string;
+  platform_created_at: Date | null;
+  last_sync_id: string;
+  first_seen_at: Date;
+  last_seen_at: Date;
+};
 
 function toView(row: SyncRow): StoreSyncView {
   return {

@@ -9,14 +9,14 @@ import {
 } from '@listing/idempotency';
 import { StoreNotActiveError, SyncAlreadyActiveError } from '../../common/capability-errors';
 import { ResourceNotFoundError } from '../../common/domain-errors';
-import { decodeCursor, toPage } from '../../common/page-cursor';
+import { decodeCursor, decodeKeyCursor, encodeKeyCursor, toPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { AsyncCommands } from '../operations/async-commands.service';
 import type { PageQuery } from '../stores/store.dto';
 import { StoresRepository } from '../stores/stores.repository';
 import type { CreateStoreSyncInput } from './store-sync.dto';
 import { runStoreSyncJob } from './store-sync.job';
-import type { StoreSyncAccepted, StoreSyncView } from './store-sync-view';
+import type { StoreProductView, StoreSyncAccepted, StoreSyncView } from './store-sync-view';
 import { StoreSyncsRepository } from './store-syncs.repository';
 
 /** Full syncs of a store's online products; one active per store, decided by the database. */
@@ -84,6 +84,25 @@ export class StoreSyncsService {
       if (!found) throw new ResourceNotFoundError('store sync');
       const { cursor: _cursor, ...view } = found;
       return view;
+    });
+  }
+
+  /** The store's products as its syncs last saw them; 404 for a store not in the workspace. */
+  listProducts(
+    auth: WorkspaceAuthContext,
+    storeId: string,
+    query: PageQuery,
+  ): Promise<{ items: StoreProductView[]; nextCursor: string | null }> {
+    const after = decodeKeyCursor(query.cursor);
+    return this.db.withWorkspace(auth.workspaceId, async () => {
+      if (!(await this.stores.findState(storeId))) throw new ResourceNotFoundError('store');
+      const rows = await this.syncs.listProducts(storeId, query.limit + 1, after);
+      const items = rows.slice(0, query.limit);
+      const last = items.at(-1);
+      return {
+        items,
+        nextCursor: rows.length > query.limit && last ? encodeKeyCursor(last.platformProductId) : null,
+      };
     });
   }
 

@@ -1,0 +1,23 @@
+import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
+import { ParseIdPipe } from '../../common/http-params';
+import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
+import { ZodValidationPipe } from '../../common/zod-validation.pipe';
+import { AuthGuard } from '../auth/auth.guard';
+import { pageQuerySchema, type PageQuery } from '../stores/store.dto';
+import { StoreSyncsService } from './store-syncs.service';
+
+/** A store's online products as its syncs last saw them (read-only; syncs write them). */
+@Controller('v1/workspaces/:workspaceId/stores/:storeId/products')
+@UseGuards(AuthGuard)
+export class StoreProductsController {
+  constructor(private readonly syncs: StoreSyncsService) {}
+
+  @Get()
+  list(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @Param('storeId', new ParseIdPipe('store')) storeId: string,
+    @Query(new ZodValidationPipe(pageQuerySchema)) query: PageQuery,
+  ) {
+    return this.syncs.listProducts(auth, storeId, query);
+  }
+}

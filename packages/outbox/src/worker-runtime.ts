@@ -59,8 +59,9 @@ const outboxJobData = z.object({
  * with the job's zod schema (a payload that does not parse is poison: UnrecoverableError, no
  * retry), run the handler in a transaction bound to the event's workspace, with the inbox row
  * written first in that transaction for inbox jobs (jobs defined with `transaction: false` open
- * their own transactions instead). When BullMQ will not retry any more (poison
- * or attempts exhausted) the outbox event is moved to dead_letter with a redacted error.
+ * their own transactions instead). When BullMQ will not retry any more (poison or attempts
+ * exhausted) the outbox event is moved to dead_letter with a redacted error. While PostgreSQL
+ * is unreachable a job is put back without counting an attempt (databaseRetryMs).
  */
 export class OutboxWorkerRuntime {
   private readonly workers: Worker[] = [];
@@ -114,12 +115,17 @@ export class OutboxWorkerRuntime {
   async kill(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.close(true)));
     this.workers.length = 0;
+    await this.closeQueues();
   }
 
   /** Finishes the active jobs, then closes the connections. */
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.close()));
     this.workers.length = 0;
+    await this.closeQueues();
+  }
+
+  private async closeQueues(): Promise<void> {
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.queues.clear();
   }

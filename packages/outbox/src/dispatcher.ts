@@ -328,17 +328,12 @@ export class OutboxDispatcher {
     workspaces: readonly string[],
     claimed: readonly ClaimedEvent[][],
   ): Promise<ClaimedEvent[][]> {
-    const byQueue = new Map<string, ClaimedEvent[]>();
     claimed.forEach((events, i) => {
       if (events.length === this.batchSize) this.wake(); // a backlog: the round-robin pass goes on
       this.stats.claimed += events.length;
-      for (const e of events) {
-        this.held.set(e.id, workspaces[i]!);
-        const list = byQueue.get(e.queue);
-        if (list) list.push(e);
-        else byQueue.set(e.queue, [e]);
-      }
+      for (const e of events) this.held.set(e.id, workspaces[i]!);
     });
+    const byQueue = groupBy(claimed.flat(), (e) => e.queue);
     const added: ClaimedEvent[] = [];
     try {
       await Promise.all(
@@ -357,13 +352,7 @@ export class OutboxDispatcher {
     } finally {
       for (const ws of workspaces) this.serving.delete(ws);
     }
-    const byWorkspace = new Map<string, ClaimedEvent[]>();
-    for (const e of added) {
-      const list = byWorkspace.get(e.workspaceId);
-      if (list) list.push(e);
-      else byWorkspace.set(e.workspaceId, [e]);
-    }
-    return [...byWorkspace.values()];
+    return [...groupBy(added, (e) => e.workspaceId).values()];
   }
 
   /** A fast lane's addBulk failed: settle each workspace's share as a round batch would. */
@@ -372,9 +361,7 @@ export class OutboxDispatcher {
     events: readonly ClaimedEvent[],
     error: unknown,
   ): Promise<void> {
-    const byWorkspace = new Map<string, ClaimedEvent[]>();
-    for (const e of events) byWorkspace.set(e.workspaceId, [...(byWorkspace.get(e.workspaceId) ?? []), e]);
-    for (const [ws, list] of byWorkspace) {
+    for (const [ws, list] of groupBy(events, (e) => e.workspaceId)) {
       try {
         const r = await this.afterAddFailure(ws, queue, list, error);
         this.options.onBatch?.({ round: this.stats.rounds, workspaceId: ws, claimed: list.length, ...r });
@@ -547,14 +534,8 @@ export class OutboxDispatcher {
       released: 0,
     };
     try {
-      const byQueue = new Map<string, ClaimedEvent[]>();
-      for (const e of claimed) {
-        const list = byQueue.get(e.queue);
-        if (list) list.push(e);
-        else byQueue.set(e.queue, [e]);
-      }
       await Promise.all(
-        [...byQueue.entries()].map(async ([queue, events]) => {
+        [...groupBy(claimed, (e) => e.queue).entries()].map(async ([queue, events]) => {
           const r = await this.deliver(workspaceId, queue, events);
           report.dispatched += r.dispatched;
           report.failed += r.failed;
@@ -703,12 +684,23 @@ export class OutboxDispatcher {
   }
 
   private async releaseHeld(): Promise<void> {
-    const byWorkspace = new Map<string, string[]>();
-    for (const [id, ws] of this.held) byWorkspace.set(ws, [...(byWorkspace.get(ws) ?? []), id]);
-    for (const [ws, ids] of byWorkspace) {
+    for (const [ws, held] of groupBy(this.held, ([, workspaceId]) => workspaceId)) {
+      const ids = held.map(([id]) => id);
       const n = await this.settle(ws, 'release on stop', () => this.repository.release(this.id, ids));
       this.stats.released += n ?? 0;
     }
     this.held.clear();
   }
+}
+
+/** Items grouped by key, in first-seen order. */
+function groupBy<T, K>(items: Iterable<T>, key: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = groups.get(k);
+    if (list) list.push(item);
+    else groups.set(k, [item]);
+  }
+  return groups;
 }

@@ -83,7 +83,7 @@ export class OutboxWorkerRuntime {
     const queues = this.options.queues ?? this.options.registry.queues();
     for (const queue of queues) {
       const worker = new Worker(queue, (job) => this.process(job), {
-        connection: { ...this.options.connection, maxRetriesPerRequest: null } as ConnectionOptions,
+        connection: this.bullConnection(),
         prefix: this.options.prefix,
         concurrency: this.options.concurrency ?? 16,
         autorun: false,
@@ -125,6 +125,11 @@ export class OutboxWorkerRuntime {
     await this.closeQueues();
   }
 
+  /** BullMQ needs maxRetriesPerRequest null on the connections it blocks on. */
+  private bullConnection(): ConnectionOptions {
+    return { ...this.options.connection, maxRetriesPerRequest: null } as ConnectionOptions;
+  }
+
   private async closeQueues(): Promise<void> {
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.queues.clear();
@@ -155,7 +160,7 @@ export class OutboxWorkerRuntime {
     let queue = this.queues.get(job.queueName);
     if (!queue) {
       queue = new Queue(job.queueName, {
-        connection: { ...this.options.connection, maxRetriesPerRequest: null } as ConnectionOptions,
+        connection: this.bullConnection(),
         prefix: this.options.prefix,
       });
       queue.on('error', () => undefined); // the worker's own connection reports Redis trouble

@@ -1,0 +1,70 @@
+import { sql } from '@listing/db';
+import { seedWorkspace, useTestDatabase } from '@listing/testing';
+import { OutboxRepository } from '../src';
+import { insertEvents } from './helpers';
+
+const t = useTestDatabase();
+
+/**
+ * Which index the dispatcher's statements read (sql/010). Counted with the transaction's own
+ * scan counters (pg_stat_get_xact_numscans), so the planner's choice is observed, not timed.
+ */
+describe('outbox statement plans, as app_user', () => {
+  const scans = async () => {
+    const { rows } = await t.db.executor.execute<{ lease: string; pk: string }>(sql`
+      select pg_stat_get_xact_numscans('outbox_events_lease_idx'::regclass) as lease,
+             pg_stat_get_xact_numscans('outbox_events_pkey'::regclass) as pk`);
+    return { lease: Number(rows[0]!.lease), pk: Number(rows[0]!.pk) };
+  };
+
+  it('marks and releases read the primary key, never every in-flight event through the lease index', async () => {
+    const ws = (await seedWorkspace(t.owner, 'plans')).workspaceId;
+    // A dispatched history, then statistics taken while nothing was in flight (what autovacuum
+    // usually sees): the lease index looks empty to the planner, the worst case for the marks.
+    await t.owner.query(
+      `insert into outbox_events (id, workspace_id, queue, event_type, payload, status, dispatched_at)
+       select gen_random_uuid(), $1, 'q-plans', 'plans.event', '{}', 'dispatched', now()
+         from generate_series(1, 10000)`,
+      [ws],
+    );
+    await insertEvents(t.owner, ws, 2000, { queue: 'q-plans' });
+    await t.owner.query('analyze outbox_events');
+    const repo = new OutboxRepository(t.db);
+
+    await t.db.withWorkspace(ws, async () => {
+      const claimed = (
+        await t.db.executor.execute<{ id: string }>(
+          sql`select id from outbox_claim_due(${ws}, 'plans', 2000, 60000)`,
+        )
+      ).rows.map((r) => r.id);
+      expect(claimed).toHaveLength(2000);
+      const before = await scans();
+      // More calls than plpgsql's five custom plans, so the cached generic plan is used too.
+      for (const id of claimed.slice(0, 8)) {
+        const { rows } = await t.db.executor.execute<{ n: number }>(
+          sql`select outbox_mark_dispatched('plans', ${sql.param([id])}::uuid[]) as n`,
+        );
+        expect(rows[0]!.n).toBe(1);
+      }
+      expect(await repo.release('plans', claimed.slice(8, 10))).toBe(2);
+      const after = await scans();
+      expect(after.lease - before.lease).toBe(0);
+      expect(after.pk - before.pk).toBeGreaterThanOrEqual(9);
+    });
+  });
+
+  it('the expired-lease search still reads the lease index', async () => {
+    const ws = (await seedWorkspace(t.owner, 'plans-expired')).workspaceId;
+    await insertEvents(t.owner, ws, 3, { queue: 'q-plans' });
+    await t.owner.query(
+      `update outbox_events set status = 'dispatching', locked_by = 'gone',
+              locked_until = now() - interval '1 minute' where workspace_id = $1`,
+      [ws],
+    );
+    await t.db.transaction(async () => {
+      const before = await scans();
+      expect(await new OutboxRepository(t.db).expiredLeaseWorkspaces(10)).toContain(ws);
+      expect((await scans()).lease - before.lease).toBeGreaterThanOrEqual(1);
+    });
+  });
+});

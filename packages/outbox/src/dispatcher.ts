@@ -9,8 +9,14 @@ import { OutboxRepository, RELAXED_COMMIT } from './outbox.repository';
 import type { QueueProducer } from './queue-producer';
 import { redactError } from './redaction';
 
-/** How long fast-lane marks wait for the next cycle's round trip to carry them. */
-const MARK_DELAY_MS = 10;
+/**
+ * How long fast-lane marks wait before a cycle's round trip (or the mark timer) carries them, and
+ * how many may wait before the next cycle carries them anyway. A mark is a statement per
+ * workspace: carried by every cycle, under a trickle it cost PostgreSQL nearly what the claim did
+ * (one event per statement). Gathered, one statement per workspace marks many events.
+ */
+const MARK_DELAY_MS = 50;
+const MARK_BATCH = 500;
 
 export interface DispatcherOptions {
   readonly db: Database;
@@ -128,6 +134,9 @@ export class OutboxDispatcher {
   private readonly fastLaneLimit: number;
   /** Fast-lane deliveries per workspace, not yet marked (see scheduleMarkFlush). */
   private readonly unmarked: ClaimedEvent[][] = [];
+  private unmarkedCount = 0;
+  /** When the oldest unmarked delivery was added (performance.now()). */
+  private unmarkedSince = 0;
   private markTimer: NodeJS.Timeout | null = null;
   private refill: Promise<void> | null = null;
   private roundEmpty = false;
@@ -216,7 +225,7 @@ export class OutboxDispatcher {
         this.scheduleMarkFlush();
         return;
       }
-      const delivered = this.unmarked.splice(0);
+      const delivered = this.marksDue() ? this.takeUnmarked() : [];
       let claimed: ClaimedEvent[][];
       try {
         claimed = await this.markAndClaim(delivered, workspaces);
@@ -228,18 +237,41 @@ export class OutboxDispatcher {
         this.wake();
         return;
       }
-      this.unmarked.push(...(await this.deliverFast(workspaces, claimed)));
+      this.addUnmarked(await this.deliverFast(workspaces, claimed));
     }
   }
 
+  private addUnmarked(delivered: readonly ClaimedEvent[][]): void {
+    if (!delivered.length) return;
+    if (!this.unmarked.length) this.unmarkedSince = performance.now();
+    this.unmarked.push(...delivered);
+    for (const events of delivered) this.unmarkedCount += events.length;
+  }
+
+  /** Marks are due once the oldest has waited MARK_DELAY_MS or MARK_BATCH events wait. */
+  private marksDue(): boolean {
+    return (
+      this.unmarked.length > 0 &&
+      (this.unmarkedCount >= MARK_BATCH || performance.now() - this.unmarkedSince >= MARK_DELAY_MS)
+    );
+  }
+
+  /** Every unmarked delivery, one list per workspace (one mark statement each). */
+  private takeUnmarked(): ClaimedEvent[][] {
+    const events = this.unmarked.splice(0).flat();
+    this.unmarkedCount = 0;
+    return [...groupBy(events, (e) => e.workspaceId).values()];
+  }
+
   /**
-   * Marks what the fast lanes delivered and no later cycle carried, after MARK_DELAY_MS: under a
-   * steady load the next cycle's round trip takes them first, so a mark rarely costs a
-   * transaction of its own. Delaying a mark changes no latency (the job is already in BullMQ)
-   * and risks nothing (the lease is held for seconds; a lost mark means one more delivery).
+   * Marks what the fast lanes delivered and no later cycle carried, MARK_DELAY_MS after the oldest
+   * delivery: under a steady load a cycle's round trip takes them first, so a mark rarely costs a
+   * transaction of its own. Delaying a mark changes no latency (the job is already in BullMQ) and
+   * risks nothing (the lease is held for seconds; a lost mark means one more delivery).
    */
   private scheduleMarkFlush(): void {
     if (this.markTimer || this.stopping || !this.unmarked.length) return;
+    const wait = Math.max(0, this.unmarkedSince + MARK_DELAY_MS - performance.now());
     this.markTimer = setTimeout(() => {
       this.markTimer = null;
       const lane: Promise<void> = this.flushMarks().finally(() => {
@@ -247,11 +279,11 @@ export class OutboxDispatcher {
         this.pump(); // hints that arrived while this flush held a lane slot
       });
       this.fastLanes.add(lane);
-    }, MARK_DELAY_MS);
+    }, wait);
   }
 
   private async flushMarks(): Promise<void> {
-    const delivered = this.unmarked.splice(0);
+    const delivered = this.takeUnmarked();
     if (!delivered.length) return;
     try {
       await this.markAndClaim(delivered, []);

@@ -14,6 +14,9 @@ export interface JobRetentionOptions {
   readonly handlerBackoffMs: number;
 }
 
+/** Up to this many jobs per call go as separate adds rather than BullMQ's addBulk pipeline. */
+const SMALL_BATCH = 16;
+
 export const DEFAULT_JOB_RETENTION: JobRetentionOptions = {
   completedAgeSec: 24 * 3600,
   failedAgeSec: 7 * 24 * 3600,
@@ -68,13 +71,23 @@ export class QueueProducer {
     };
   }
 
+  /**
+   * Adds the events' jobs. A few jobs (the usual case under a trickle) go as plain adds, one
+   * script call each, sent together: BullMQ's addBulk builds an ioredis pipeline object with a
+   * method per BullMQ script for every call, which cost the dispatcher more Node CPU than the adds
+   * themselves up to about 16 jobs (bench/dispatcher/RESULTS.md). Same semantics either way:
+   * addBulk is a pipeline, not a transaction, so some jobs may be added when another fails; an
+   * existing job id is kept. Rejects with the first failure once every add has settled.
+   */
   async addBulk(queue: string, events: readonly ClaimedEvent[]): Promise<void> {
-    // One job (the usual case under a trickle): a plain add, one script call. addBulk wraps even a
-    // single job in MULTI/EXEC and builds an ioredis pipeline object with a method per BullMQ
-    // script, which was the largest CPU cost of the dispatcher at 400 events/s. Same semantics:
-    // an existing job id is kept either way.
+    if (events.length > SMALL_BATCH) {
+      await this.queue(queue).addBulk(events.map((e) => this.job(e)));
+      return;
+    }
     if (events.length === 1) return this.addOne(queue, events[0]!);
-    await this.queue(queue).addBulk(events.map((e) => this.job(e)));
+    const results = await Promise.allSettled(events.map((e) => this.addOne(queue, e)));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   async add(queue: string, event: ClaimedEvent): Promise<void> {

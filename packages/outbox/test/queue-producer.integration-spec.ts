@@ -22,7 +22,7 @@ function event(overrides: Partial<ClaimedEvent> = {}): ClaimedEvent {
   };
 }
 
-/** A single event takes the plain add path, several take addBulk: both must give the same job. */
+/** A few events go as plain adds, many through BullMQ's addBulk: both must give the same job. */
 describe('QueueProducer', () => {
   let redis: Redis;
   let producer: QueueProducer;
@@ -46,10 +46,12 @@ describe('QueueProducer', () => {
 
   it('one event or several: the same job (id, name, data, attempts, backoff, retention)', async () => {
     const one = event();
-    const many = [event(), event({ maxAttempts: 3 })];
+    const few = [event(), event({ maxAttempts: 3 })];
+    const many = Array.from({ length: 20 }, (_, i) => event({ maxAttempts: 1 + i }));
     await producer.addBulk('producer-test', [one]);
+    await producer.addBulk('producer-test', few);
     await producer.addBulk('producer-test', many);
-    for (const e of [one, ...many]) {
+    for (const e of [one, ...few, ...many]) {
       const job = (await queue.getJob(e.id))!;
       expect(job.name).toBe('test.event');
       expect(job.data).toEqual({
@@ -72,8 +74,20 @@ describe('QueueProducer', () => {
     const first = event({ payload: { n: 'first' } });
     await producer.addBulk('producer-test', [first]);
     await producer.addBulk('producer-test', [{ ...first, payload: { n: 'again' } }]);
-    await producer.addBulk('producer-test', [{ ...first, payload: { n: 'bulk' } }, event()]);
+    await producer.addBulk('producer-test', [{ ...first, payload: { n: 'few' } }, event()]);
+    const many = Array.from({ length: 19 }, () => event());
+    await producer.addBulk('producer-test', [{ ...first, payload: { n: 'many' } }, ...many]);
     expect((await queue.getJob(first.id))!.data.payload).toEqual({ n: 'first' });
-    expect(await queue.getWaitingCount()).toBe(5); // 3 from the first test, `first` once, 1 new
+    // 23 from the first test, `first` once, 1 + 19 new
+    expect(await queue.getWaitingCount()).toBe(44);
+  });
+
+  it('a few adds where one is refused: the others are added, then the refusal is thrown', async () => {
+    const good = [event(), event()];
+    const refused = event({ id: '12345' }); // BullMQ refuses integer job ids
+    await expect(producer.addBulk('producer-test', [good[0]!, refused, good[1]!])).rejects.toThrow(
+      /cannot be integers/,
+    );
+    for (const e of good) expect((await queue.getJob(e.id))?.id).toBe(e.id);
   });
 });

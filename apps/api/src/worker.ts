@@ -45,10 +45,7 @@ async function main() {
   }
   // Domain handlers register here as the features arrive.
   registerMediaJobHandlers(registry, db, logger);
-  registerCapabilityHandlers(registry, {
-    databaseUrl: config.DATABASE_URL,
-    poolSize: config.DATABASE_POOL_SIZE,
-  });
+  registerCapabilityHandlers(registry, db);
 
   const queues = config.OUTBOX_WORKER_QUEUES?.split(',')
     .map((q) => q.trim())

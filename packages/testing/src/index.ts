@@ -2,3 +2,4 @@ export * from './environment';
 export * from './test-database';
 export * from './fixtures';
 export * from './cuttable-proxy';
+export * from './pg-activity';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { useTestDatabase } from '@listing/testing';
+import { idleTransactions, useTestDatabase } from '@listing/testing';
 import { waitUntil } from '../outbox/processes';
 import { CapabilityStack, credentials, type OperationBody } from './stack';
 
@@ -116,6 +116,26 @@ describe('capability: first publication of a product draft (real processes)', ()
     const storeKeys = Object.keys(all.productsByKey).filter((k) => k.startsWith('publication-'));
     expect(storeKeys).toHaveLength(rows[0].n);
     expect(all.productsCreated).toBe(rows[0].n);
+  });
+
+  it('holds no transaction while the marketplace call is in flight', async () => {
+    const draft = await stack.draft({ title: 'Slow marketplace' });
+    await stack.admin.setFaults({ latencyMs: 1500, routes: ['POST /platform/v1/stores/*/products'] });
+    try {
+      const res = await publish({ draftId: draft.id, revision: draft.revision, storeId: store.id });
+      expect(res.status).toBe(202);
+      await waitUntil(
+        'the publication to be publishing',
+        async () =>
+          (await t.owner.query(`select status from publications where id = $1`, [res.body.publication.id]))
+            .rows[0]?.status === 'publishing',
+      );
+      await new Promise((r) => setTimeout(r, 600)); // well inside the 1.5 s call
+      expect(await idleTransactions(t.info, 300)).toEqual([]);
+      await stack.waitForOperation(res.body.operation.id);
+    } finally {
+      await stack.admin.clearFaults();
+    }
   });
 
   it('refuses an unknown revision (404) and a request without Idempotency-Key (400)', async () => {

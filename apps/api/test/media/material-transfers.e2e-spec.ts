@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
-import { useTestDatabase } from '@listing/testing';
+import { idleTransactions, useTestDatabase } from '@listing/testing';
 import { MediaStack, type OperationBody } from './media-stack';
 import { waitUntil } from '../outbox/processes';
 
@@ -177,11 +177,8 @@ describe('material transfers: allowlisted copy into object storage (real process
       } finally {
         client.release();
       }
-      const idle = await t.owner.query(
-        `select count(*)::int as n from pg_stat_activity
-          where datname = current_database() and state like 'idle in transaction%'`,
-      );
-      expect(idle.rows[0].n).toBe(0);
+      await new Promise((r) => setTimeout(r, 400)); // still inside the 1.5 s fetch
+      expect(await idleTransactions(t.info, 300)).toEqual([]);
       await stack.waitForOperation(accepted.body.operation.id);
       expect(await getTransfer(id)).toMatchObject({ status: 'succeeded', width: 40, height: 30 });
     } finally {

@@ -16,8 +16,10 @@ export const runAiTaskJob = defineJob({
   name: 'ai-task.run',
   queue: 'ai-tasks',
   schema: z.object({ aiTaskId: z.uuid(), operationId: z.uuid() }),
-  // The vendor call cannot sit in the runtime's transaction; the attach step uses the inbox itself.
+  // The vendor call must not sit in a transaction: the handler opens short ones around it, and
+  // its attach step writes the inbox row itself.
   inbox: false,
+  transaction: false,
 });
 
 /** The vendor's idempotency key of a task: billed once, whatever is redelivered. */

@@ -1,4 +1,4 @@
-import { Database } from '@listing/db';
+import type { Database } from '@listing/db';
 import type { JobRegistry } from '@listing/outbox';
 import { loadPlatformConfig } from '../../config/app-config';
 import { AiTaskHandlers } from '../ai-tasks/ai-task.job';
@@ -10,25 +10,16 @@ import { PlatformClient } from './platform.client';
 
 /**
  * Registers the first-batch capability handlers (stores, publications, syncs, AI tasks) with the
- * worker's registry. They write through their own pool: the runtime wraps every handler in a
- * transaction, and these handlers must not hold one across a provider call, so each of their
- * steps is a short transaction of its own (the runtime's stays empty).
+ * worker's registry. Their jobs are defined with `transaction: false`: a marketplace or vendor
+ * call must not hold a transaction (nor a pooled connection) open, so each step of theirs is a
+ * short transaction of its own on the worker's pool.
  */
-export function registerCapabilityHandlers(
-  registry: JobRegistry,
-  options: { databaseUrl: string; poolSize: number },
-): { close(): Promise<void> } {
+export function registerCapabilityHandlers(registry: JobRegistry, db: Database): void {
   const config = loadPlatformConfig();
-  const db = new Database({
-    connectionString: options.databaseUrl,
-    max: options.poolSize,
-    applicationName: 'worker-effects',
-  });
   const cipher = CredentialCipher.parse(config.CREDENTIAL_KEYS, config.CREDENTIAL_KEY_ID);
   const platform = new PlatformClient(config.PLATFORM_BASE_URL, config.PLATFORM_TIMEOUT_MS);
   registry.registerHandlers(new StoreVerificationHandlers(db, cipher, platform));
   registry.registerHandlers(new PublicationHandlers(db, cipher, platform));
   registry.registerHandlers(new AiTaskHandlers(db, platform));
   registry.registerHandlers(new StoreSyncHandlers(db, cipher, platform));
-  return { close: () => db.close() };
 }

@@ -16,8 +16,10 @@ export const publishProductJob = defineJob({
   name: 'publication.publish',
   queue: 'publications',
   schema: z.object({ publicationId: z.uuid(), operationId: z.uuid() }),
-  // Re-entrant by the publication's status and the provider key; see the handler.
+  // Re-entrant by the publication's status and the provider key; see the handler. The
+  // marketplace call must not sit in a transaction: the handler opens short ones around it.
   inbox: false,
+  transaction: false,
 });
 
 /** The marketplace's idempotency key of a publication: one product per publication, ever. */

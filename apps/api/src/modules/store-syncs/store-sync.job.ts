@@ -14,8 +14,10 @@ export const runStoreSyncJob = defineJob({
   name: 'store-sync.run',
   queue: 'store-syncs',
   schema: z.object({ syncId: z.uuid(), operationId: z.uuid() }),
-  // Re-entrant by the cursor checkpoint and idempotent upserts; listing has no side effect.
+  // Re-entrant by the cursor checkpoint and idempotent upserts; listing has no side effect. Each
+  // page is fetched outside any transaction and saved in a short one.
   inbox: false,
+  transaction: false,
 });
 
 const PAGE_SIZE = 100;

@@ -18,7 +18,9 @@ export const verifyStoreCredentialsJob = defineJob({
   queue: 'stores',
   schema: z.object({ storeId: z.uuid(), version: z.number().int().positive(), operationId: z.uuid() }),
   // Re-entrant by conditional transitions (version + status); the check itself has no side effect.
+  // The marketplace call must not sit in a transaction: the handler opens short ones around it.
   inbox: false,
+  transaction: false,
 });
 
 const SUPERSEDED: SafeError = {

@@ -55,6 +55,7 @@ const schema = z
       .default(30 * 24 * 3600),
     RATE_LIMIT_AUTH_PER_MINUTE: z.coerce.number().int().min(1).default(30),
     RATE_LIMIT_WRITES_PER_MINUTE: z.coerce.number().int().min(1).default(60_000),
+    RATE_LIMIT_READS_PER_MINUTE: z.coerce.number().int().min(1).default(120_000),
 
     // Idempotency. Fingerprint keys: "id:secret,id2:secret2"; the current id signs new records,
     // older ids keep verifying records they signed until those expire.

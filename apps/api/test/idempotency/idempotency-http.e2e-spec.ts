@@ -182,6 +182,35 @@ describe('Idempotency-Key over HTTP (product drafts)', () => {
     expect(later.headers.get('idempotent-replayed')).toBeNull();
   });
 
+  it('per user, one budget for reads and one for writes across every route: polling never uses up the writes', async () => {
+    const limited = await startApi(t.info, {
+      RATE_LIMIT_READS_PER_MINUTE: '3',
+      RATE_LIMIT_WRITES_PER_MINUTE: '2',
+    });
+    try {
+      const bob = await registerUser(limited.url);
+      const ws = `/v1/workspaces/${bob.workspaceId}`;
+      // Three routes of three modules draw on one budget (it once was one budget per module).
+      const reads = [
+        await bob.client.get(`${ws}/product-drafts`),
+        await bob.client.get(`${ws}/operations/${randomUUID()}`),
+        await bob.client.get(`${ws}/stores/${randomUUID()}/products`),
+        await bob.client.get(`${ws}/product-drafts`),
+      ];
+      expect(reads.map((r) => r.status)).toEqual([200, 404, 404, 429]);
+      expect(reads[3]!.body).toMatchObject({ code: 'RATE_LIMITED' });
+      expect(reads[3]!.headers.get('retry-after')).toMatch(/^\d+$/);
+      const writes = [
+        await bob.client.post(`${ws}/product-drafts`, { title: 'w0' }, { key: randomUUID() }),
+        await bob.client.post(`${ws}/product-drafts`, { title: 'w1' }, { key: randomUUID() }),
+        await bob.client.post('/v1/workspaces', { name: 'w2' }),
+      ];
+      expect(writes.map((w) => w.status)).toEqual([201, 201, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('two users of one workspace using the same key value do not collide; one cannot replay the other', async () => {
     const bob = await registerUser(api.url);
     const added = await alice.client.post(`/v1/workspaces/${alice.workspaceId}/members`, {

@@ -17,7 +17,7 @@ import { AiTasksService } from './ai-tasks.service';
 /** AI text / category / image tasks on product drafts: 202 { aiTask, operation }. */
 @Controller('v1/workspaces/:workspaceId/ai-tasks')
 @UseGuards(AuthGuard, RateLimitGuard)
-@RateLimit('writes')
+@RateLimit('user')
 export class AiTasksController {
   constructor(private readonly tasks: AiTasksService) {}
 

@@ -4,13 +4,13 @@ import { AuthController } from './auth.controller';
 import { AuthGuard } from './auth.guard';
 import { AuthRepository } from './auth.repository';
 import { AuthService } from './auth.service';
-import { RateLimitGuard } from './rate-limit.guard';
+import { RateLimitGuard, RateLimits } from './rate-limit.guard';
 
 @Global()
 @Module({
   imports: [WorkspacesModule],
   controllers: [AuthController],
-  providers: [AuthService, AuthRepository, AuthGuard, RateLimitGuard],
-  exports: [AuthRepository, AuthGuard, RateLimitGuard],
+  providers: [AuthService, AuthRepository, AuthGuard, RateLimits, RateLimitGuard],
+  exports: [AuthRepository, AuthGuard, RateLimits, RateLimitGuard],
 })
 export class AuthModule {}

@@ -20,7 +20,7 @@ interface Reply {
 
 @Controller('v1/workspaces/:workspaceId/material-transfers')
 @UseGuards(AuthGuard, RateLimitGuard)
-@RateLimit('writes')
+@RateLimit('user')
 export class MaterialTransfersController {
   constructor(private readonly transfers: MaterialTransfersService) {}
 

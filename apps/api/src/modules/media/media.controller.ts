@@ -38,7 +38,7 @@ interface Reply {
  */
 @Controller('v1/workspaces/:workspaceId/media')
 @UseGuards(AuthGuard, RateLimitGuard)
-@RateLimit('writes')
+@RateLimit('user')
 export class MediaController {
   constructor(private readonly media: MediaService) {}
 

@@ -6,6 +6,7 @@ import { ParseIdPipe } from '../../common/http-params';
 import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { AuthGuard } from '../auth/auth.guard';
+import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
 import { OperationsRepository } from './operations.repository';
 
 const listSchema = z.strictObject({
@@ -16,7 +17,8 @@ const listSchema = z.strictObject({
 
 /** GET .../operations/{id}: the user-visible status of accepted asynchronous work. */
 @Controller('v1/workspaces/:workspaceId/operations')
-@UseGuards(AuthGuard)
+@UseGuards(AuthGuard, RateLimitGuard)
+@RateLimit('user')
 export class OperationsController {
   constructor(
     private readonly db: Database,

@@ -44,7 +44,7 @@ interface Reply {
  */
 @Controller('v1/workspaces/:workspaceId/product-drafts')
 @UseGuards(AuthGuard, RateLimitGuard)
-@RateLimit('writes')
+@RateLimit('user')
 export class ProductDraftsController {
   constructor(private readonly drafts: ProductDraftsService) {}
 

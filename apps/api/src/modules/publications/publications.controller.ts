@@ -17,7 +17,7 @@ import { PublicationsService } from './publications.service';
 /** First publications of product drafts to stores: 202 { publication, operation }. */
 @Controller('v1/workspaces/:workspaceId/publications')
 @UseGuards(AuthGuard, RateLimitGuard)
-@RateLimit('writes')
+@RateLimit('user')
 export class PublicationsController {
   constructor(private readonly publications: PublicationsService) {}
 

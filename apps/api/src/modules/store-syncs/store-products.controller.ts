@@ -3,12 +3,14 @@ import { ParseIdPipe } from '../../common/http-params';
 import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { AuthGuard } from '../auth/auth.guard';
+import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
 import { pageQuerySchema, type PageQuery } from '../stores/store.dto';
 import { StoreSyncsService } from './store-syncs.service';
 
 /** A store's online products as its syncs last saw them (read-only; syncs write them). */
 @Controller('v1/workspaces/:workspaceId/stores/:storeId/products')
-@UseGuards(AuthGuard)
+@UseGuards(AuthGuard, RateLimitGuard)
+@RateLimit('user')
 export class StoreProductsController {
   constructor(private readonly syncs: StoreSyncsService) {}
 

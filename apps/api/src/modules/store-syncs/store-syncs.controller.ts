@@ -17,7 +17,7 @@ import { StoreSyncsService } from './store-syncs.service';
 /** Full syncs of a store's online products: 202 { sync, operation }; 409 while one is active. */
 @Controller('v1/workspaces/:workspaceId/store-syncs')
 @UseGuards(AuthGuard, RateLimitGuard)
-@RateLimit('writes')
+@RateLimit('user')
 export class StoreSyncsController {
   constructor(private readonly syncs: StoreSyncsService) {}
 

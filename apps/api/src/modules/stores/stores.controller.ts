@@ -26,7 +26,7 @@ import { StoresService } from './stores.service';
  */
 @Controller('v1/workspaces/:workspaceId/stores')
 @UseGuards(AuthGuard, RateLimitGuard)
-@RateLimit('writes')
+@RateLimit('user')
 export class StoresController {
   constructor(private readonly stores: StoresService) {}
 

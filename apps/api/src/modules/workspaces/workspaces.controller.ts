@@ -19,7 +19,7 @@ const addMemberSchema = z.strictObject({
 
 @Controller('v1/workspaces')
 @UseGuards(AuthGuard, RateLimitGuard)
-@RateLimit('writes')
+@RateLimit('user')
 export class WorkspacesController {
   constructor(private readonly workspaces: WorkspacesService) {}
 

@@ -72,6 +72,11 @@ export class Database {
     // An idle client losing its server (restart, failover) must not crash the process; the pool
     // discards it and the next checkout reconnects.
     this.pool.on('error', () => undefined);
+    // pg-pool listens for a client's errors only while it is idle in the pool. A checked-out
+    // client whose connection drops between two queries of a transaction would emit 'error' with
+    // no listener and crash the process; with this one the next query fails instead (a
+    // connection error, see isDatabaseUnavailable) and the rollback path discards the client.
+    this.pool.on('connect', (client) => client.on('error', () => undefined));
     this.root = drizzle({ client: this.pool });
   }
 

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { NotInTransactionError, TransactionAbortedError, WorkspaceContextConflictError } from '@listing/db';
-import { seedWorkspace, useTestDatabase } from '@listing/testing';
+import {
+  Database,
+  isDatabaseUnavailable,
+  NotInTransactionError,
+  TransactionAbortedError,
+  WorkspaceContextConflictError,
+} from '@listing/db';
+import { CuttableProxy, freeTcpPort, seedWorkspace, useTestDatabase } from '@listing/testing';
 
 const t = useTestDatabase({ poolSize: 25 });
 
@@ -35,6 +41,37 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
     expect(seen.a).toBe(seen.outer.txid);
     expect(seen.b).toBe(seen.outer.txid);
     expect(t.db.isInTransaction()).toBe(false);
+  });
+
+  it('a connection dropped between two statements of a transaction fails the next one, and does not crash the process', async () => {
+    const target = new URL(t.info.appUrl);
+    const proxy = new CuttableProxy(await freeTcpPort(), {
+      host: target.hostname,
+      port: Number(target.port || 5432),
+    });
+    await proxy.open();
+    const db = new Database({ connectionString: proxy.urlThrough(t.info.appUrl), max: 2 });
+    try {
+      const failure = await db
+        .transaction(async () => {
+          await db.executor.execute(sql`select 1`);
+          await proxy.cut(); // PostgreSQL restarts while the transaction waits on something else
+          await new Promise((r) => setTimeout(r, 100)); // the client sees its connection end, idle
+          await db.executor.execute(sql`select 1`);
+        })
+        .then(
+          () => null,
+          (error: unknown) => error,
+        );
+      expect(isDatabaseUnavailable(failure)).toBe(true);
+      await proxy.open();
+      // The broken client was discarded, not handed out again.
+      const { rows } = await db.pool.query<{ n: number }>('select 1 as n');
+      expect(rows[0]!.n).toBe(1);
+    } finally {
+      await db.close();
+      await proxy.cut();
+    }
   });
 
   it('a throw in the inner call rolls back the outer call writes', async () => {

@@ -70,6 +70,9 @@ export class OutboxWorkerRuntime {
   private readonly inbox: InboxRepository;
   private readonly outbox: OutboxRepository;
   private readonly logger: OutboxLogger;
+  /** Dead-letter writes of stalled jobs waiting for the database to come back. */
+  private readonly deadLetterRetries = new Set<NodeJS.Timeout>();
+  private stopped = false;
 
   constructor(private readonly options: WorkerRuntimeOptions) {
     this.inbox = new InboxRepository(options.db);
@@ -80,6 +83,7 @@ export class OutboxWorkerRuntime {
   /** Checks the registry (exactly one handler per job), then starts one Worker per queue. */
   async start(): Promise<void> {
     this.options.registry.assertComplete();
+    this.stopped = false;
     const queues = this.options.queues ?? this.options.registry.queues();
     for (const queue of queues) {
       const worker = new Worker(queue, (job) => this.process(job), {
@@ -100,7 +104,7 @@ export class OutboxWorkerRuntime {
         if (!job || !STALLED_TOO_OFTEN.test(error.message)) return;
         const envelope = outboxJobData.safeParse(job.data);
         if (envelope.success)
-          void this.deadLetter(envelope.data.workspaceId, job.id!, job.attemptsMade, error);
+          this.deadLetterEventually(envelope.data.workspaceId, job.id!, job.attemptsMade, error);
       });
       this.workers.push(worker);
       void worker
@@ -113,6 +117,7 @@ export class OutboxWorkerRuntime {
 
   /** Drops the connections at once, leaving active jobs locked (a crash, for tests). */
   async kill(): Promise<void> {
+    this.cancelDeadLetterRetries();
     await Promise.all(this.workers.map((w) => w.close(true)));
     this.workers.length = 0;
     await this.closeQueues();
@@ -120,6 +125,7 @@ export class OutboxWorkerRuntime {
 
   /** Finishes the active jobs, then closes the connections. */
   async close(): Promise<void> {
+    this.cancelDeadLetterRetries();
     await Promise.all(this.workers.map((w) => w.close()));
     this.workers.length = 0;
     await this.closeQueues();
@@ -214,7 +220,13 @@ export class OutboxWorkerRuntime {
       if (await this.databaseDown(error)) await this.retryLater(job, error);
       const attempts = job.opts.attempts ?? 1;
       const final = error instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts;
-      if (final) await this.deadLetter(workspaceId, eventId, job.attemptsMade + 1, error);
+      if (final) {
+        const failure = await this.deadLetter(workspaceId, eventId, job.attemptsMade + 1, error);
+        // Failing the job while its event cannot be dead-lettered would strand the event
+        // ('dispatched', nobody working on it): back to the queue uncounted instead, and the last
+        // attempt runs again once the database answers.
+        if (failure !== undefined && (await this.databaseDown(failure))) await this.retryLater(job, failure);
+      }
       throw error;
     }
   }
@@ -241,20 +253,52 @@ export class OutboxWorkerRuntime {
     };
   }
 
+  /** Moves the event to dead_letter; returns the error of the write when it failed. */
   private async deadLetter(
     workspaceId: string,
     eventId: string,
     attempts: number,
     error: unknown,
-  ): Promise<void> {
+  ): Promise<unknown> {
     const message = redactError(error);
     try {
       await this.options.db.withWorkspace(workspaceId, () =>
         this.outbox.deadLetterFromWorker(eventId, attempts, message),
       );
       this.logger.warn('job dead-lettered', { event: eventId, attempts, error: message });
+      return undefined;
     } catch (e) {
       this.logger.error('could not dead-letter the outbox event', { event: eventId, error: redactError(e) });
+      return e;
     }
+  }
+
+  /**
+   * dead-letter for a job BullMQ has already failed (stalled too often): there is no job left to
+   * put back, so while the database is unreachable the write is retried here, backing off to 30 s,
+   * for as long as this process runs. A process that stops first leaves the event 'dispatched'.
+   */
+  private deadLetterEventually(
+    workspaceId: string,
+    eventId: string,
+    attempts: number,
+    error: unknown,
+    retry = 0,
+  ): void {
+    void this.deadLetter(workspaceId, eventId, attempts, error).then(async (failure) => {
+      if (failure === undefined || this.stopped || !(await this.databaseDown(failure))) return;
+      const delay = Math.min(30_000, (this.options.databaseRetryMs ?? 1000) * 2 ** Math.min(retry, 5));
+      const timer = setTimeout(() => {
+        this.deadLetterRetries.delete(timer);
+        this.deadLetterEventually(workspaceId, eventId, attempts, error, retry + 1);
+      }, delay);
+      this.deadLetterRetries.add(timer);
+    });
+  }
+
+  private cancelDeadLetterRetries(): void {
+    this.stopped = true;
+    for (const timer of this.deadLetterRetries) clearTimeout(timer);
+    this.deadLetterRetries.clear();
   }
 }

@@ -33,8 +33,28 @@ const providerJob = defineJob({
   maxAttempts: 2,
 });
 
+/** Its single attempt fails, and the database goes away with it (the first time only). */
+const lastAttemptJob = defineJob({
+  name: 'outage.last-attempt',
+  queue: QUEUE,
+  schema: z.object({}),
+  maxAttempts: 1,
+  transaction: false,
+  inbox: false,
+});
+
 class CountHandlers {
+  cutOnFailure: (() => Promise<void>) | null = null;
+
   constructor(private readonly db: Database) {}
+
+  @OutboxHandler(lastAttemptJob)
+  async lastAttempt() {
+    const cut = this.cutOnFailure;
+    this.cutOnFailure = null;
+    await cut?.();
+    throw new Error('the marketplace said no');
+  }
 
   /** A provider that refuses connections: the same error code as a database that is down. */
   @OutboxHandler(providerJob)
@@ -63,6 +83,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
   let redis: Redis;
   let producer: QueueProducer;
   let runtime: OutboxWorkerRuntime;
+  let handlers: CountHandlers;
   let queue: Queue;
   let ws: string;
 
@@ -84,7 +105,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
     });
     runtime = new OutboxWorkerRuntime({
       db: workerDb,
-      registry: new JobRegistry().registerHandlers(new CountHandlers(workerDb)),
+      registry: new JobRegistry().registerHandlers((handlers = new CountHandlers(workerDb))),
       connection: redisOptionsFromUrl(t.info.redisUrl),
       prefix: t.info.bullPrefix,
       concurrency: 2,
@@ -129,6 +150,92 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
     expect(rows[0].n).toBe(1);
     const event = await t.owner.query(`select status, attempt_count from outbox_events where id = $1`, [id]);
     expect(event.rows[0]).toEqual({ status: 'dispatched', attempt_count: 0 });
+  });
+
+  it('a last attempt whose dead-letter write finds the database gone goes back uncounted, and is dead-lettered once it returns', async () => {
+    const id = randomUUID();
+    await t.owner.query(
+      `insert into outbox_events (id, workspace_id, queue, event_type, payload, max_attempts) values ($1, $2, $3, $4, '{}', 1)`,
+      [id, ws, QUEUE, lastAttemptJob.name],
+    );
+    handlers.cutOnFailure = () => proxy.cut();
+    await new OutboxDispatcher({ db: t.db, producer }).drain();
+    await waitFor('the handler to have run', async () => handlers.cutOnFailure === null);
+    await new Promise((r) => setTimeout(r, 1000));
+    const during = (await queue.getJob(id))!;
+    expect(await during.getState()).not.toBe('failed'); // failed now, the event would be stranded
+    expect(during.attemptsMade).toBe(0);
+
+    await proxy.open();
+    const row = await waitFor('the event to be dead-lettered', async () => {
+      const { rows } = await t.owner.query(`select status, last_error from outbox_events where id = $1`, [
+        id,
+      ]);
+      return rows[0].status === 'dead_letter' ? rows[0] : undefined;
+    });
+    expect(row.last_error).toMatch(/the marketplace said no/);
+    const job = (await queue.getJob(id))!;
+    expect(await job.getState()).toBe('failed');
+    expect(job.attemptsMade).toBe(1);
+  });
+
+  it('a job BullMQ fails for stalling while the database is gone is dead-lettered once it returns', async () => {
+    const stuckQueue = 'q-outage-stuck';
+    const stuckJob = defineJob({ name: 'outage.stuck', queue: stuckQueue, schema: z.object({}) });
+    const options = {
+      connection: redisOptionsFromUrl(t.info.redisUrl),
+      prefix: t.info.bullPrefix,
+      lockDurationMs: 500,
+      stalledIntervalMs: 300,
+      maxStalledCount: 0,
+      databaseRetryMs: 100,
+    };
+    let started = false;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const hanging = new OutboxWorkerRuntime({
+      ...options,
+      db: t.db,
+      registry: new JobRegistry().handle(stuckJob, async () => {
+        started = true;
+        await released; // does not finish while its process "dies" under it
+      }),
+    });
+    await hanging.start();
+    const id = randomUUID();
+    await t.owner.query(
+      `insert into outbox_events (id, workspace_id, queue, event_type, payload) values ($1, $2, $3, $4, '{}')`,
+      [id, ws, stuckQueue, stuckJob.name],
+    );
+    await new OutboxDispatcher({ db: t.db, producer }).drain();
+    await waitFor('the job to start', async () => started);
+    await hanging.kill();
+    await proxy.cut();
+    // The rescuer's stall check fails the job while its database is unreachable.
+    const rescuer = new OutboxWorkerRuntime({
+      ...options,
+      db: workerDb,
+      registry: new JobRegistry().handle(stuckJob, async () => null),
+    });
+    await rescuer.start();
+    const stuck = new Queue(stuckQueue, { connection: redis, prefix: t.info.bullPrefix });
+    try {
+      await waitFor('BullMQ to fail the stalled job', async () => (await stuck.getJob(id))?.failedReason);
+      await new Promise((r) => setTimeout(r, 500)); // a few dead-letter tries against the cut proxy
+      const { rows } = await t.owner.query(`select status from outbox_events where id = $1`, [id]);
+      expect(rows[0].status).toBe('dispatched');
+      await proxy.open();
+      const row = await waitFor('the event to be dead-lettered', async () => {
+        const r = await t.owner.query(`select status, last_error from outbox_events where id = $1`, [id]);
+        return r.rows[0].status === 'dead_letter' ? r.rows[0] : undefined;
+      });
+      expect(row.last_error).toMatch(/stalled/);
+    } finally {
+      await proxy.open().catch(() => undefined); // already open unless the test failed early
+      release(); // let the orphaned handler end so its pooled connection comes back
+      await rescuer.close();
+      await stuck.close();
+    }
   });
 
   it('a provider refusing connections (the database answering) still counts attempts and dead-letters', async () => {

@@ -53,6 +53,45 @@ describe('outbox statement plans, as app_user', () => {
     });
   });
 
+  it('a claim reads only its rows, also with a plan made while the table was nearly empty', async () => {
+    // A new deployment, a truncate, an ANALYZE after a purge: the planner believes the table is
+    // tiny, and the plan it caches for 009's claim scanned the whole primary-key index on every
+    // later call, however large the table had grown (sql/011).
+    await t.owner.query('truncate outbox_events');
+    await t.owner.query('analyze outbox_events');
+    const ws = (await seedWorkspace(t.owner, 'plans-small-table')).workspaceId;
+    await insertEvents(t.owner, ws, 16, { queue: 'q-plans' });
+    const pkRead = async () =>
+      Number(
+        (
+          await t.db.executor.execute<{ n: string }>(
+            sql`select pg_stat_get_xact_tuples_returned('outbox_events_pkey'::regclass) as n`,
+          )
+        ).rows[0]!.n,
+      );
+    const claimOne = async () => {
+      const { rows } = await t.db.executor.execute(
+        sql`select id from outbox_claim_due(${ws}, 'plans', 1, 60000)`,
+      );
+      expect(rows).toHaveLength(1);
+    };
+    await t.db.withWorkspace(ws, async () => {
+      // More calls than plpgsql's five custom plans: the generic plan is made and cached now.
+      for (let i = 0; i < 8; i++) await claimOne();
+      // The table grows (another connection commits), the cached plan stays.
+      await t.owner.query(
+        `insert into outbox_events (id, workspace_id, queue, event_type, payload, status, dispatched_at)
+         select gen_random_uuid(), $1, 'q-plans', 'plans.event', '{}', 'dispatched', now()
+           from generate_series(1, 5000)`,
+        [ws],
+      );
+      const before = await pkRead();
+      for (let i = 0; i < 8; i++) await claimOne();
+      // Eight rows found by id, not 8 × 5,000 index entries.
+      expect((await pkRead()) - before).toBeLessThan(100);
+    });
+  });
+
   it('the expired-lease search still reads the lease index', async () => {
     const ws = (await seedWorkspace(t.owner, 'plans-expired')).workspaceId;
     await insertEvents(t.owner, ws, 3, { queue: 'q-plans' });
@@ -61,6 +100,7 @@ describe('outbox statement plans, as app_user', () => {
               locked_until = now() - interval '1 minute' where workspace_id = $1`,
       [ws],
     );
+    await t.owner.query('analyze outbox_events'); // whatever the earlier tests left behind
     await t.db.transaction(async () => {
       const before = await scans();
       expect(await new OutboxRepository(t.db).expiredLeaseWorkspaces(10)).toContain(ws);

@@ -235,6 +235,7 @@ export class OutboxDispatcher {
           error: redactError(error),
         });
         this.wake();
+        this.scheduleMarkFlush(); // deliveries whose marks were not due yet
         return;
       }
       this.addUnmarked(await this.deliverFast(workspaces, claimed));

@@ -287,11 +287,13 @@ export class OutboxWorkerRuntime {
   ): void {
     void this.deadLetter(workspaceId, eventId, attempts, error).then(async (failure) => {
       if (failure === undefined || this.stopped || !(await this.databaseDown(failure))) return;
+      if (this.stopped) return; // closed during the probe: nobody would cancel the timer
       const delay = Math.min(30_000, (this.options.databaseRetryMs ?? 1000) * 2 ** Math.min(retry, 5));
       const timer = setTimeout(() => {
         this.deadLetterRetries.delete(timer);
         this.deadLetterEventually(workspaceId, eventId, attempts, error, retry + 1);
       }, delay);
+      timer.unref(); // a retry never keeps a stopping process alive
       this.deadLetterRetries.add(timer);
     });
   }

@@ -336,6 +336,44 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
     expect(d.stats.dispatched).toBe(10);
   });
 
+  it('a fast-lane claim that fails still gets the earlier deliveries marked, without another nudge', async () => {
+    const a = (await seedWorkspace(t.owner, 'marks-after-failure-a')).workspaceId;
+    const b = (await seedWorkspace(t.owner, 'marks-after-failure-b')).workspaceId;
+    // The first claim naming workspace b fails (a database blip); everything else goes through.
+    let failed = false;
+    const flaky = Object.create(t.db) as typeof t.db;
+    flaky.queryInWorkspaces = ((parts, options) => {
+      if (!failed && parts.some((p) => p.workspaceId === b && p.statement.includes('outbox_claim_due'))) {
+        failed = true;
+        return Promise.reject(new Error('connection terminated'));
+      }
+      return t.db.queryInWorkspaces(parts, options);
+    }) as typeof t.db.queryInWorkspaces;
+    const d = new OutboxDispatcher({ db: flaky, producer, fastLanes: 1, pollIntervalMs: 60_000 });
+    d.start();
+    await new Promise((r) => setTimeout(r, 300)); // the start-up round has gone to sleep
+    const [first] = await insertEvents(t.owner, a, 1, { queue: 'q-marks-failure' });
+    await insertEvents(t.owner, b, 1, { queue: 'q-marks-failure' });
+    // One lane: the cycle for a runs, the hint for b waits for it; the lane's next cycle (inside
+    // the mark delay, so it carries no marks) claims b and fails.
+    d.wake([a]);
+    d.wake([b]);
+    try {
+      await waitFor('the failed claim', async () => failed, 5000, 1);
+      // No nudge follows; the delivered event must still be marked, not left to its lease.
+      await waitFor(
+        'the first event marked',
+        async () => {
+          const { rows } = await t.owner.query(`select status from outbox_events where id = $1`, [first]);
+          return rows[0].status === 'dispatched';
+        },
+        3000,
+      );
+    } finally {
+      await d.stop();
+    }
+  });
+
   it('stop() finishes the batch in flight and leaves no lease behind', async () => {
     const ws = await seedWorkspace(t.owner);
     await insertEvents(t.owner, ws.workspaceId, 3000, { queue: 'q-stop' });

@@ -159,14 +159,17 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
       [id, ws, QUEUE, lastAttemptJob.name],
     );
     handlers.cutOnFailure = () => proxy.cut();
-    await new OutboxDispatcher({ db: t.db, producer }).drain();
-    await waitFor('the handler to have run', async () => handlers.cutOnFailure === null);
-    await new Promise((r) => setTimeout(r, 1000));
-    const during = (await queue.getJob(id))!;
-    expect(await during.getState()).not.toBe('failed'); // failed now, the event would be stranded
-    expect(during.attemptsMade).toBe(0);
-
-    await proxy.open();
+    try {
+      await new OutboxDispatcher({ db: t.db, producer }).drain();
+      await waitFor('the handler to have run', async () => handlers.cutOnFailure === null);
+      await new Promise((r) => setTimeout(r, 1000));
+      const during = (await queue.getJob(id))!;
+      expect(await during.getState()).not.toBe('failed'); // failed now, the event would be stranded
+      expect(during.attemptsMade).toBe(0);
+    } finally {
+      handlers.cutOnFailure = null;
+      await proxy.open().catch(() => undefined); // still open if the handler never ran
+    }
     const row = await waitFor('the event to be dead-lettered', async () => {
       const { rows } = await t.owner.query(`select status, last_error from outbox_events where id = $1`, [
         id,
@@ -174,8 +177,11 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
       return rows[0].status === 'dead_letter' ? rows[0] : undefined;
     });
     expect(row.last_error).toMatch(/the marketplace said no/);
-    const job = (await queue.getJob(id))!;
-    expect(await job.getState()).toBe('failed');
+    // The dead-letter write commits before BullMQ records the failure.
+    const job = await waitFor('BullMQ to record the failure', async () => {
+      const j = (await queue.getJob(id))!;
+      return (await j.getState()) === 'failed' ? j : undefined;
+    });
     expect(job.attemptsMade).toBe(1);
   });
 
@@ -249,8 +255,11 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
       const { rows } = await t.owner.query(`select status from outbox_events where id = $1`, [id]);
       return rows[0].status === 'dead_letter';
     });
-    const job = (await queue.getJob(id))!;
-    expect(await job.getState()).toBe('failed');
+    // The dead-letter write commits before BullMQ records the failure.
+    const job = await waitFor('BullMQ to record the failure', async () => {
+      const j = (await queue.getJob(id))!;
+      return (await j.getState()) === 'failed' ? j : undefined;
+    });
     expect(job.attemptsMade).toBe(2);
   });
 });

@@ -10,7 +10,7 @@ const RATE_LIMIT = 'listing:rate-limit';
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * `auth`: per client address and route. `user`: per authenticated user, reads (GET, HEAD) and
+ * `auth`: per client address and route. `user`: per authenticated user, reads (GET, HEAD, OPTIONS) and
  * writes counted apart, so polling an operation never uses up the budget for writes.
  */
 export const RateLimit = (bucket: RateLimitBucket) => SetMetadata(RATE_LIMIT, bucket);

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Pool } from 'pg';
-import { producerRedisOptions } from '../src';
+import type { Database } from '@listing/db';
+import {
+  JobRegistry,
+  OutboxWorkerRuntime,
+  producerRedisOptions,
+  type JobDefinition,
+  type WorkerRuntimeOptions,
+} from '../src';
 
 /** Inserts `count` pending events for one workspace as the owner (fixtures bypass RLS). */
 export async function insertEvents(
@@ -67,4 +74,34 @@ export async function createCounterTable(owner: Pool, table: string): Promise<vo
     alter table ${table} force row level security;
     create policy workspace_isolation on ${table}
       using (workspace_id = app_current_workspace()) with check (workspace_id = app_current_workspace());`);
+}
+
+/**
+ * A job whose worker "dies" mid-run: a runtime starts the job's handler, which never finishes, and
+ * is killed (connections dropped, job left locked). With `maxStalledCount: 0` in `options`, the
+ * next runtime's stall check fails the job. `release()` lets the orphaned handler end so its pooled
+ * connection comes back; call it when the test is done.
+ */
+export async function stallJob(
+  db: Database,
+  options: Omit<WorkerRuntimeOptions, 'db' | 'registry'>,
+  job: JobDefinition,
+  dispatch: () => Promise<unknown>,
+): Promise<{ release: () => void }> {
+  let started = false;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const hanging = new OutboxWorkerRuntime({
+    ...options,
+    db,
+    registry: new JobRegistry().handle(job, async () => {
+      started = true;
+      await released; // does not finish while its process "dies"
+    }),
+  });
+  await hanging.start();
+  await dispatch();
+  await waitFor('the job to start', async () => started);
+  await hanging.kill();
+  return { release };
 }

@@ -13,7 +13,7 @@ import {
   QueueProducer,
   redisOptionsFromUrl,
 } from '../src';
-import { connectedRedis, createCounterTable, waitFor } from './helpers';
+import { connectedRedis, createCounterTable, stallJob, waitFor } from './helpers';
 
 const t = useTestDatabase();
 jest.setTimeout(60_000);
@@ -196,26 +196,14 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
       maxStalledCount: 0,
       databaseRetryMs: 100,
     };
-    let started = false;
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const hanging = new OutboxWorkerRuntime({
-      ...options,
-      db: t.db,
-      registry: new JobRegistry().handle(stuckJob, async () => {
-        started = true;
-        await released; // does not finish while its process "dies" under it
-      }),
-    });
-    await hanging.start();
     const id = randomUUID();
     await t.owner.query(
       `insert into outbox_events (id, workspace_id, queue, event_type, payload) values ($1, $2, $3, $4, '{}')`,
       [id, ws, stuckQueue, stuckJob.name],
     );
-    await new OutboxDispatcher({ db: t.db, producer }).drain();
-    await waitFor('the job to start', async () => started);
-    await hanging.kill();
+    const { release } = await stallJob(t.db, options, stuckJob, () =>
+      new OutboxDispatcher({ db: t.db, producer }).drain(),
+    );
     await proxy.cut();
     // The rescuer's stall check fails the job while its database is unreachable.
     const rescuer = new OutboxWorkerRuntime({

@@ -14,7 +14,7 @@ import {
   redisOptionsFromUrl,
   type JobContext,
 } from '../src';
-import { connectedRedis, createCounterTable, waitFor } from './helpers';
+import { connectedRedis, createCounterTable, stallJob, waitFor } from './helpers';
 
 const t = useTestDatabase();
 
@@ -250,35 +250,22 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
       maxAttempts: 5,
     });
     const options = {
-      db: t.db,
       connection: redisOptionsFromUrl(t.info.redisUrl),
       prefix: t.info.bullPrefix,
       lockDurationMs: 500,
       stalledIntervalMs: 300,
       maxStalledCount: 0,
     };
-    let started = 0;
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const hanging = new OutboxWorkerRuntime({
-      ...options,
-      registry: new JobRegistry().handle(stuckJob, async () => {
-        started++;
-        await released; // does not finish while its process "dies"
-      }),
-    });
-    await hanging.start();
     const id = randomUUID();
     await t.owner.query(
       `insert into outbox_events (id, workspace_id, queue, event_type, payload) values ($1, $2, 'q-stuck', $3, '{}')`,
       [id, ws, stuckJob.name],
     );
-    await dispatch();
-    await waitFor('the job to start', async () => started > 0);
     // The worker "dies": its connections drop without finishing or releasing the job.
-    await hanging.kill();
+    const { release } = await stallJob(t.db, options, stuckJob, dispatch);
     const rescuer = new OutboxWorkerRuntime({
       ...options,
+      db: t.db,
       registry: new JobRegistry().handle(stuckJob, async () => null),
     });
     await rescuer.start();

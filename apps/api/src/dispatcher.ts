@@ -47,6 +47,8 @@ async function main() {
     pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS,
     reclaimIntervalMs: config.OUTBOX_RECLAIM_INTERVAL_MS,
     redisRetryMs: config.OUTBOX_REDIS_RETRY_MS,
+    lostJobRecovery:
+      config.OUTBOX_LOST_JOB_RECOVERY === '1' ? { windowSec: config.OUTBOX_JOB_COMPLETED_AGE_S } : undefined,
     backoff: {
       baseMs: config.OUTBOX_BACKOFF_BASE_MS,
       maxMs: config.OUTBOX_BACKOFF_MAX_MS,

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Database } from '@listing/db';
 import { assertBackoffPolicy, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff';
+import { groupBy } from './group-by';
+import { LostJobRecovery } from './lost-job-recovery';
 import type { ClaimedEvent } from './outbox-event';
 import { OutboxFaults } from './outbox-faults';
 import { silentLogger, type OutboxLogger } from './outbox-logger';
@@ -46,6 +48,13 @@ export interface DispatcherOptions {
   readonly backoff?: BackoffPolicy;
   readonly faults?: OutboxFaults;
   readonly logger?: OutboxLogger;
+  /**
+   * After a Redis restart, put back dispatched events whose job was lost (LostJobRecovery): how
+   * far back to look (s; BullMQ's completed-job age) and how often to compare Redis's run id (ms,
+   * default the reclaim interval). Off when absent: the dispatcher process turns it on; tests that
+   * run several BullMQ prefixes over one database must not.
+   */
+  readonly lostJobRecovery?: { readonly windowSec: number; readonly checkIntervalMs?: number };
   /** Observability hook, called after each batch is settled. */
   readonly onBatch?: (batch: BatchReport) => void;
 }
@@ -68,6 +77,8 @@ export interface DispatcherStats {
   released: number;
   reclaimed: number;
   pauses: number;
+  /** Dispatched events put back to pending because Redis had lost their job. */
+  lostJobsRequeued: number;
 }
 
 /**
@@ -98,6 +109,7 @@ export class OutboxDispatcher {
     released: 0,
     reclaimed: 0,
     pauses: 0,
+    lostJobsRequeued: 0,
   };
 
   private readonly repository: OutboxRepository;
@@ -120,6 +132,10 @@ export class OutboxDispatcher {
   private wakeWaiter: (() => void) | null = null;
   private cursor: string | null = null;
   private lastReclaim = 0;
+  private readonly recovery: LostJobRecovery | null;
+  private readonly recoveryIntervalMs: number;
+  private lastRecoveryCheck = 0;
+  private recoveryRun: Promise<void> | null = null;
   /** Leases this dispatcher holds: event id → workspace. */
   private readonly held = new Map<string, string>();
 
@@ -162,6 +178,17 @@ export class OutboxDispatcher {
     assertBackoffPolicy(this.backoff);
     this.faults = options.faults ?? OutboxFaults.disabled();
     this.logger = options.logger ?? silentLogger;
+    this.recovery = options.lostJobRecovery
+      ? new LostJobRecovery({
+          db: options.db,
+          producer: options.producer,
+          owner: this.id,
+          windowSec: options.lostJobRecovery.windowSec,
+          leaseMs: this.leaseMs,
+          logger: this.logger,
+        })
+      : null;
+    this.recoveryIntervalMs = options.lostJobRecovery?.checkIntervalMs ?? this.reclaimIntervalMs;
   }
 
   get isPaused(): boolean {
@@ -407,8 +434,10 @@ export class OutboxDispatcher {
   /** Stops claiming, finishes in-flight batches, releases the leases still held. */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.recovery?.stop();
     this.wake();
     await this.loop;
+    await this.recoveryRun;
     if (this.markTimer) clearTimeout(this.markTimer);
     this.markTimer = null;
     while (this.fastLanes.size) await Promise.all([...this.fastLanes]);
@@ -438,6 +467,7 @@ export class OutboxDispatcher {
           continue;
         }
         this.setPaused(false);
+        this.maybeCheckForLostJobs();
         await this.maybeReclaim();
         this.woken = false;
         this.sawFullBatch = false;
@@ -469,6 +499,7 @@ export class OutboxDispatcher {
       });
     } else {
       this.logger.info('redis reachable again: dispatcher resumed', { dispatcher: this.id });
+      this.lastRecoveryCheck = 0; // an outage is often a restart: look for lost jobs at once
       this.pump();
     }
   }
@@ -699,6 +730,28 @@ export class OutboxDispatcher {
     }
   }
 
+  /**
+   * Compares Redis's run id with the last one swept, in the background (a sweep after a restart
+   * can take a while and must not hold up dispatching); one check at a time.
+   */
+  private maybeCheckForLostJobs(): void {
+    const recovery = this.recovery;
+    if (!recovery || this.recoveryRun || Date.now() - this.lastRecoveryCheck < this.recoveryIntervalMs)
+      return;
+    this.lastRecoveryCheck = Date.now();
+    this.recoveryRun = recovery
+      .check()
+      .then((report) => {
+        if (!report?.requeued) return;
+        this.stats.lostJobsRequeued += report.requeued;
+        this.wake([...report.workspaceIds]);
+      })
+      .catch((error: unknown) => {
+        this.logger.error('lost-job check failed; it runs again', { error: redactError(error) });
+      })
+      .finally(() => (this.recoveryRun = null));
+  }
+
   private async maybeReclaim(): Promise<void> {
     if (Date.now() - this.lastReclaim < this.reclaimIntervalMs) return;
     this.lastReclaim = Date.now();
@@ -724,16 +777,4 @@ export class OutboxDispatcher {
     }
     this.held.clear();
   }
-}
-
-/** Items grouped by key, in first-seen order. */
-function groupBy<T, K>(items: Iterable<T>, key: (item: T) => K): Map<K, T[]> {
-  const groups = new Map<K, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    const list = groups.get(k);
-    if (list) list.push(item);
-    else groups.set(k, [item]);
-  }
-  return groups;
 }

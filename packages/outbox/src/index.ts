@@ -4,6 +4,7 @@ export * from './dispatcher';
 export * from './inbox.repository';
 export * from './job-definition';
 export * from './job-registry';
+export * from './lost-job-recovery';
 export * from './nudge-subscriber';
 export * from './outbox-error';
 export * from './outbox-event';

@@ -44,6 +44,17 @@ interface ClaimRow {
   locked_until: Date;
 }
 
+/** A dispatched event as of one moment: its id and dispatch time (µs since the epoch, exact). */
+export interface DispatchedRef {
+  readonly id: string;
+  readonly dispatchedUs: string;
+}
+
+export interface DispatchedEvent extends DispatchedRef {
+  readonly workspaceId: string;
+  readonly queue: string;
+}
+
 /** Delivered events of one workspace, to be marked dispatched. */
 export interface MarkRequest {
   readonly workspaceId: string;
@@ -225,6 +236,40 @@ export class OutboxRepository {
                               where workspace_id = ${workspaceId} and status = 'dispatching' and locked_until < now()
                               limit ${limit}::integer
                               for update skip locked))`);
+    return result.rowCount ?? 0;
+  }
+
+  /**
+   * A page of events dispatched since `since`, across workspaces (sql/012: metadata only), in
+   * (dispatch time, id) order after `after`. For finding jobs Redis has lost.
+   */
+  async dispatchedSince(since: Date, after: DispatchedRef | null, limit: number): Promise<DispatchedEvent[]> {
+    const rows = await this.rows<{ id: string; workspace_id: string; queue: string; dispatched_us: string }>(
+      sql`select * from outbox_dispatched_since(${since.toISOString()}::timestamptz, ${after?.dispatchedUs ?? null}::bigint,
+                                                ${after?.id ?? null}::uuid, ${limit}::integer)`,
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      workspaceId: r.workspace_id,
+      queue: r.queue,
+      dispatchedUs: r.dispatched_us,
+    }));
+  }
+
+  /**
+   * Dispatched events of the bound workspace whose job Redis lost go back to pending, due now, no
+   * attempt counted. Only rows still dispatched at the very time that was checked: an event
+   * dispatched again meanwhile (its new job exists) keeps its status.
+   */
+  async requeueLost(events: readonly DispatchedRef[]): Promise<number> {
+    const result = await this.db.executor.execute(sql`
+      update outbox_events e
+         set status = 'pending', next_attempt_at = now(), dispatched_at = null, updated_at = now(),
+             last_error = 'job lost by Redis after dispatch: dispatched again'
+        from unnest(${sql.param(events.map((x) => x.id))}::uuid[],
+                    ${sql.param(events.map((x) => x.dispatchedUs))}::bigint[]) as lost(id, us)
+       where e.id = lost.id and e.status = 'dispatched'
+         and (extract(epoch from e.dispatched_at) * 1000000)::bigint = lost.us`);
     return result.rowCount ?? 0;
   }
 

@@ -104,6 +104,38 @@ export class QueueProducer {
     return (await this.queue(queue).remove(jobId)) === 1;
   }
 
+  /** The ids among `ids` that have no job in `queue` (in any state): one pipelined round trip. */
+  async missingJobs(queue: string, ids: readonly string[]): Promise<string[]> {
+    if (!ids.length) return [];
+    const q = this.queue(queue);
+    const pipeline = this.connection.pipeline();
+    for (const id of ids) pipeline.exists(q.toKey(id));
+    const results = (await pipeline.exec()) ?? [];
+    return ids.filter((_, i) => {
+      const [error, exists] = results[i] ?? [new Error('no reply'), null];
+      if (error) throw error;
+      return exists === 0;
+    });
+  }
+
+  /** The Redis server's run id (a new one after every restart or failover) and its uptime. */
+  async redisServer(): Promise<{ runId: string; uptimeMs: number }> {
+    const info = await this.connection.info('server');
+    const runId = /^run_id:(\w+)/m.exec(info)?.[1];
+    const uptime = /^uptime_in_seconds:(\d+)/m.exec(info)?.[1];
+    if (!runId || uptime === undefined) throw new Error('Redis INFO server has no run_id or uptime');
+    return { runId, uptimeMs: Number(uptime) * 1000 };
+  }
+
+  /** The connection and key prefix, for the outbox's own keys beside BullMQ's. */
+  get redis(): Redis {
+    return this.connection;
+  }
+
+  get keyPrefix(): string {
+    return this.prefix;
+  }
+
   /** Connected right now (no round trip). */
   isReady(): boolean {
     return this.connection.status === 'ready';

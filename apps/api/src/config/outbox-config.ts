@@ -44,6 +44,11 @@ const schema = z
     OUTBOX_JOB_COMPLETED_AGE_S: int(1, 30 * 86_400, 86_400),
     OUTBOX_JOB_FAILED_AGE_S: int(1, 90 * 86_400, 7 * 86_400),
     OUTBOX_HANDLER_BACKOFF_MS: int(0, 3_600_000, 1000),
+    /**
+     * After a Redis restart, dispatched events whose BullMQ job is gone are delivered again
+     * (events dispatched within OUTBOX_JOB_COMPLETED_AGE_S). 1 = on (default).
+     */
+    OUTBOX_LOST_JOB_RECOVERY: z.enum(['0', '1']).default('1'),
 
     OUTBOX_RETENTION_EVERY_MS: int(1000, 7 * 86_400_000, 3_600_000),
     OUTBOX_RETENTION_DISPATCHED_MS: int(0, 365 * 86_400_000, 7 * 86_400_000),

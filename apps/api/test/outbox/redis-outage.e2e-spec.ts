@@ -5,7 +5,16 @@ import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { seedWorkspace, useTestDatabase } from '@listing/testing';
-import { DISPATCHER, WORKER, freePort, killAll, roleEnv, spawnNode, waitUntil } from './processes';
+import {
+  DISPATCHER,
+  WORKER,
+  createTestTables,
+  freePort,
+  killAll,
+  roleEnv,
+  spawnNode,
+  waitUntil,
+} from './processes';
 
 const t = useTestDatabase();
 jest.setTimeout(90000);
@@ -13,33 +22,23 @@ jest.setTimeout(90000);
 /**
  * A private redis-server (never the shared one), killed for 10 s in the middle of a run. It
  * writes an fsync'ed append-only file so that jobs BullMQ acknowledged before the kill survive
- * the restart: what this test checks is the dispatcher (no event lost, no attempt counted), not
- * Redis durability.
+ * the restart: what the first tests check is the dispatcher (no event lost, no attempt counted),
+ * not Redis durability. The last one runs it without persistence: jobs of events already marked
+ * dispatched die with it, and the dispatcher must deliver them again.
  */
 describe('Redis unreachable for 10 s in the middle of a run', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'outbox-redis-'));
   let port: number;
   let server: ChildProcess | null = null;
 
-  const startRedis = async () => {
+  /** persist: an fsync'ed append-only file in `dir`; otherwise nothing survives a kill. */
+  const startRedis = async (persist = true) => {
+    const durability = persist
+      ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir]
+      : ['--appendonly', 'no', '--dir', mkdtempSync(path.join(tmpdir(), 'outbox-redis-volatile-'))];
     server = spawn(
       'redis-server',
-      [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--save',
-        '',
-        '--appendonly',
-        'yes',
-        '--appendfsync',
-        'always',
-        '--dir',
-        dir,
-        '--daemonize',
-        'no',
-      ],
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...durability, '--daemonize', 'no'],
       { stdio: 'ignore' },
     );
     await waitUntil('private redis to answer', async () => {
@@ -190,5 +189,60 @@ describe('Redis unreachable for 10 s in the middle of a run', () => {
     expect(Date.now() - signalled).toBeGreaterThanOrEqual(1500);
     expect(Date.now() - signalled).toBeLessThan(10_000);
     expect(worker.output()).toMatch(/stop did not finish within 1500 ms/);
+  });
+  it('Redis killed with -9 and restarted empty: the dispatcher delivers the lost jobs again, each effect happens once', async () => {
+    if (server) await killRedis();
+    await startRedis(false);
+    await t.owner.query('delete from outbox_events'); // the earlier tests' events: jobs of another Redis
+    await createTestTables(t.owner);
+    const ws = (await seedWorkspace(t.owner, 'lost')).workspaceId;
+    const env = roleEnv(t, {
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      OUTBOX_REDIS_RETRY_MS: '200',
+      OUTBOX_RECLAIM_INTERVAL_MS: '200', // how often the dispatcher compares Redis's run id
+    });
+    const dispatcher = spawnNode('dispatcher', DISPATCHER, env);
+    await dispatcher.waitForOutput(/lost-job sweep finished/); // the first run id gets recorded
+    const { rows: events } = await t.owner.query<{ id: string }>(
+      `insert into outbox_events (id, workspace_id, queue, event_type, payload)
+       select gen_random_uuid(), $1, 'outbox-test', 'outbox.test-effect', jsonb_build_object('marker', 'lost-' || g)
+         from generate_series(1, 40) g
+       returning id`,
+      [ws],
+    );
+    const statuses = async () =>
+      (
+        await t.owner.query(
+          `select count(*) filter (where status = 'dispatched')::int as dispatched, max(attempt_count) as attempts
+             from outbox_events where workspace_id = $1`,
+          [ws],
+        )
+      ).rows[0] as { dispatched: number; attempts: number };
+    await waitUntil(
+      'all 40 dispatched (no worker yet: the jobs wait in Redis)',
+      async () => (await statuses()).dispatched === 40,
+    );
+
+    await killRedis(); // kill -9, no persistence: the 40 waiting jobs are gone
+    await startRedis(false);
+    await dispatcher.waitForOutput(/"requeued":40[^\n]*lost-job sweep finished/, 30_000);
+    await waitUntil('all 40 dispatched again', async () => (await statuses()).dispatched === 40, 30_000, 100);
+    expect((await statuses()).attempts).toBe(0);
+
+    const worker = spawnNode('worker', WORKER, env);
+    await worker.waitForOutput(/worker ready/);
+    const effects = async () =>
+      (
+        await t.owner.query(
+          `select count(*)::int as n, count(distinct event_id)::int as events from outbox_test_effects
+            where event_id = any($1::uuid[])`,
+          [events.map((e) => e.id)],
+        )
+      ).rows[0] as { n: number; events: number };
+    await waitUntil('every lost job ran', async () => (await effects()).events === 40, 30_000, 100);
+    await new Promise((r) => setTimeout(r, 500)); // a duplicate would show up by now
+    expect(await effects()).toEqual({ n: 40, events: 40 });
+    expect(await dispatcher.stop()).toEqual({ code: 0, signal: null });
+    expect(await worker.stop()).toEqual({ code: 0, signal: null });
   });
 });

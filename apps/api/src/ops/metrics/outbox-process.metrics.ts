@@ -75,6 +75,11 @@ export function instrumentDispatcher(
     'Times the dispatcher paused because Redis was unreachable',
     'pauses',
   );
+  fromStats(
+    'listing_outbox_lost_jobs_requeued_total',
+    'Dispatched events delivered again because Redis lost their job (restart, failover)',
+    'lostJobsRequeued',
+  );
 
   const enqueue = new Histogram({
     name: 'listing_outbox_enqueue_duration_seconds',

@@ -45,6 +45,8 @@ const APP_URL =
 const dbName = new URL(APP_URL).pathname.slice(1);
 if (!/bench/.test(dbName)) throw new Error(`refusing to drop ${dbName}: the name must contain "bench"`);
 const ownerUrl = Object.assign(new URL(APP_URL), { username: 'listing_owner', password: 'listing_owner' });
+// The dispatcher's role (sql/012): the repository's claims and marks run as it.
+const agentUrl = Object.assign(new URL(APP_URL), { username: 'outbox_agent', password: 'outbox_agent' });
 
 async function dropDatabase() {
   const admin = new pg.Client({ connectionString: ADMIN });
@@ -95,9 +97,9 @@ await owner.query(`
       get diagnostics marked = row_count;
       return marked;
     end $$;
-  grant execute on function bench_claim_many(uuid[], text, integer, integer), bench_mark_many(text, uuid[]) to app_user;`);
+  grant execute on function bench_claim_many(uuid[], text, integer, integer), bench_mark_many(text, uuid[]) to outbox_agent;`);
 
-const db = new Database({ connectionString: APP_URL, max: 1, applicationName: 'bench-cycle' });
+const db = new Database({ connectionString: agentUrl.toString(), max: 1, applicationName: 'bench-cycle' });
 const repository = new OutboxRepository(db);
 const pid = (await db.pool.query('select pg_backend_pid() as p')).rows[0].p;
 const clockTick = Number(execFileSync('getconf', ['CLK_TCK']).toString()) || 100;

@@ -65,12 +65,15 @@ const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `bench-outbox-${Date.now().toString(36)}`;
 const dbName = new URL(APP_URL).pathname.slice(1);
 if (!/bench/.test(dbName)) throw new Error(`refusing database ${dbName}: the name must contain "bench"`);
-const ownerUrl = (() => {
+const asRole = (role) => {
   const u = new URL(APP_URL);
-  u.username = 'listing_owner';
-  u.password = 'listing_owner';
+  u.username = role;
+  u.password = role;
   return u.toString();
-})();
+};
+const ownerUrl = asRole('listing_owner');
+// The dispatcher's role (sql/012): the app role plus the outbox's cross-workspace functions.
+const AGENT_URL = asRole('outbox_agent');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const now = () => performance.timeOrigin + performance.now();
@@ -99,7 +102,7 @@ async function setupDatabase() {
   await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
   await admin.end();
   execFileSync(process.execPath, [path.join(root, 'packages/db/dist/setup-cli.js')], {
-    env: { ...process.env, ADMIN_DATABASE_URL: ADMIN, DATABASE_URL: APP_URL },
+    env: { ...process.env, ADMIN_DATABASE_URL: ADMIN, DATABASE_URL: APP_URL, OUTBOX_DATABASE_URL: AGENT_URL },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 }
@@ -169,6 +172,7 @@ function spawnDispatcher(name, extraEnv = {}) {
       PATH: process.env.PATH,
       NODE_ENV: 'production',
       DATABASE_URL: APP_URL,
+      OUTBOX_DATABASE_URL: AGENT_URL,
       DATABASE_POOL_SIZE: '10',
       REDIS_URL,
       BULLMQ_PREFIX: PREFIX,
@@ -612,6 +616,8 @@ async function main() {
   // terminate one, which must not turn a finished run into a crash.
   owner.on('error', () => undefined);
   const appDb = new Database({ connectionString: APP_URL, max: 8, applicationName: 'bench' });
+  // The claim measurements (C) call the dispatcher's repository: the dispatcher's role.
+  const agentDb = new Database({ connectionString: AGENT_URL, max: 2, applicationName: 'bench-claim' });
   notifySql = sql`select pg_notify('outbox_bench', '')`;
   const redis = new Redis(REDIS_URL);
   const workspaces = await seedWorkspaces(owner, 10);
@@ -702,7 +708,7 @@ async function main() {
 
   if (run('claim')) {
     log('C: claim time, empty history');
-    const empty = await claimTimes(appDb, owner, workspaces[0], 3);
+    const empty = await claimTimes(agentDb, owner, workspaces[0], 3);
     log(`  p50 ${empty.p50.toFixed(2)} ms`);
     log(`C: inserting ${args.history} dispatched rows`);
     const history = Number(args.history);
@@ -716,7 +722,7 @@ async function main() {
       );
     }
     await owner.query('vacuum analyze outbox_events');
-    const full = await claimTimes(appDb, owner, workspaces[0], 3);
+    const full = await claimTimes(agentDb, owner, workspaces[0], 3);
     log(`  p50 ${full.p50.toFixed(2)} ms`);
     result.claim = { empty, withHistory: full, history, ratio: full.p50 / empty.p50 };
   }
@@ -740,6 +746,7 @@ async function main() {
   process.stdout.write(markdown(result));
   await redis.quit();
   await appDb.close();
+  await agentDb.close();
   await owner.end();
   const admin = new pg.Client({ connectionString: ADMIN });
   await admin.connect();

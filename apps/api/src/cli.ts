@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { Database } from '@listing/db';
 import { DeadLetterService, OutboxRepository, producerRedisOptions, QueueProducer } from '@listing/outbox';
 import { Redis } from 'ioredis';
-import { loadOutboxConfig } from './config/outbox-config';
+import { loadOutboxConfig, outboxDatabaseUrl } from './config/outbox-config';
 import { OperatorAuditRepository } from './outbox/operator-audit.repository';
 
 const USAGE = `usage:
@@ -35,7 +35,11 @@ async function main(argv: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   const config = loadOutboxConfig();
-  const db = new Database({ connectionString: config.DATABASE_URL, max: 2, applicationName: 'outbox-cli' });
+  const db = new Database({
+    connectionString: outboxDatabaseUrl(config),
+    max: 2,
+    applicationName: 'outbox-cli',
+  });
   const redis = new Redis(producerRedisOptions(config.REDIS_URL));
   redis.on('error', () => undefined);
   const producer = new QueueProducer(redis, config.BULLMQ_PREFIX);

@@ -9,7 +9,7 @@ import {
   redisOptionsFromUrl,
 } from '@listing/outbox';
 import { Redis } from 'ioredis';
-import { loadOutboxConfig } from './config/outbox-config';
+import { loadOutboxConfig, outboxDatabaseUrl } from './config/outbox-config';
 import { onShutdown } from './outbox/graceful-shutdown';
 import { createLogger, logLevelFromEnv, outboxLogger } from './ops/logger.factory';
 import { startRoleOps } from './ops/role-ops';
@@ -23,7 +23,7 @@ async function main() {
   const faults = OutboxFaults.fromEnv();
   const logger = outboxLogger(createLogger('dispatcher', logLevelFromEnv()));
   const db = new Database({
-    connectionString: config.DATABASE_URL,
+    connectionString: outboxDatabaseUrl(config),
     max: config.DATABASE_POOL_SIZE,
     applicationName: 'dispatcher',
   });

@@ -10,7 +10,7 @@ import {
   RetentionService,
 } from '@listing/outbox';
 import { Queue } from 'bullmq';
-import { loadOutboxConfig, type OutboxConfig } from './config/outbox-config';
+import { loadOutboxConfig, outboxDatabaseUrl, type OutboxConfig } from './config/outbox-config';
 import { registerCapabilityHandlers } from './modules/platform/capability-handlers';
 import { registerMediaJobHandlers } from './modules/media/media-job-registration';
 import { onShutdown } from './outbox/graceful-shutdown';
@@ -23,7 +23,7 @@ async function main() {
   const config = loadOutboxConfig();
   const logger = outboxLogger(createLogger('worker', logLevelFromEnv()));
   const db = new Database({
-    connectionString: config.DATABASE_URL,
+    connectionString: outboxDatabaseUrl(config),
     max: config.DATABASE_POOL_SIZE,
     applicationName: 'worker',
   });

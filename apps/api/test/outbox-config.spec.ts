@@ -1,5 +1,5 @@
 import { ConfigError } from '../src/config/app-config';
-import { loadOutboxConfig } from '../src/config/outbox-config';
+import { loadOutboxConfig, outboxDatabaseUrl } from '../src/config/outbox-config';
 
 describe('loadOutboxConfig', () => {
   it('has working defaults', () => {
@@ -49,5 +49,19 @@ describe('loadOutboxConfig', () => {
       loadOutboxConfig({ NODE_ENV: 'test', OUTBOX_TEST_JOBS: '1', OUTBOX_FAULTS_ENABLED: '1' })
         .OUTBOX_TEST_JOBS,
     ).toBe('1');
+  });
+
+  it('connects as outbox_agent: derived from DATABASE_URL in development, required in production', () => {
+    expect(
+      outboxDatabaseUrl(
+        loadOutboxConfig({ DATABASE_URL: 'postgres://app_user:s3cret@db.internal:6432/listing' }),
+      ),
+    ).toBe('postgres://outbox_agent:outbox_agent@db.internal:6432/listing');
+    const explicit = 'postgres://outbox_agent:other@db.internal:5432/listing';
+    expect(outboxDatabaseUrl(loadOutboxConfig({ OUTBOX_DATABASE_URL: explicit }))).toBe(explicit);
+    expect(problems({ NODE_ENV: 'production' })).toContain('OUTBOX_DATABASE_URL');
+    expect(
+      outboxDatabaseUrl(loadOutboxConfig({ NODE_ENV: 'production', OUTBOX_DATABASE_URL: explicit })),
+    ).toBe(explicit);
   });
 });

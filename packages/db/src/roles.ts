@@ -1,22 +1,45 @@
 import type { Client } from 'pg';
 
 /**
- * The two database roles. The owner creates and owns every object and runs migrations; it
- * bypasses RLS so the narrow SECURITY DEFINER functions it owns can see across workspaces.
- * The application role owns nothing and is subject to RLS everywhere.
+ * The database roles. The owner creates and owns every object and runs migrations; it bypasses
+ * RLS so the narrow SECURITY DEFINER functions it owns can see across workspaces. The
+ * application role (the api) owns nothing and is subject to RLS everywhere. The outbox agent
+ * (dispatcher, worker, operator CLI) is the application role plus the outbox's cross-workspace
+ * functions (discovery, claim, mark, dead letters, retention, lost jobs; sql/013): the api, which
+ * faces the internet, cannot list or dispatch another workspace's events.
  */
 export const OWNER_ROLE = 'listing_owner';
 export const APP_ROLE = 'app_user';
+export const AGENT_ROLE = 'outbox_agent';
 
 export interface RolePasswords {
   owner: string;
   app: string;
+  agent: string;
 }
 
-/** Creates or corrects both roles. Needs a superuser connection. Safe to run concurrently. */
+/** Creates or corrects the roles. Needs a superuser connection. Safe to run concurrently. */
 export async function ensureRoles(admin: Client, passwords: RolePasswords): Promise<void> {
   await ensureRole(admin, OWNER_ROLE, `LOGIN NOSUPERUSER BYPASSRLS NOCREATEROLE`, passwords.owner);
   await ensureRole(admin, APP_ROLE, `LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEROLE NOCREATEDB`, passwords.app);
+  await ensureRole(
+    admin,
+    AGENT_ROLE,
+    `LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEROLE NOCREATEDB INHERIT`,
+    passwords.agent,
+  );
+  // Inherits every privilege of the application role; sql/013 grants it the rest.
+  try {
+    await admin.query(`GRANT ${APP_ROLE} TO ${AGENT_ROLE}`);
+  } catch (error) {
+    // A concurrent setup granting the same membership ("tuple concurrently updated").
+    const { rowCount } = await admin.query(
+      `select 1 from pg_auth_members m join pg_roles g on g.oid = m.roleid join pg_roles u on u.oid = m.member
+        where g.rolname = $1 and u.rolname = $2`,
+      [APP_ROLE, AGENT_ROLE],
+    );
+    if (!rowCount) throw error;
+  }
 }
 
 async function ensureRole(admin: Client, role: string, attributes: string, password: string) {

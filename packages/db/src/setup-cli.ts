@@ -1,23 +1,34 @@
 import { Client } from 'pg';
 import { migrate } from './migrator';
 import { MIGRATIONS_DIR } from './paths';
-import { APP_ROLE, OWNER_ROLE, databaseName, ensureDatabase, ensureRoles, withCredentials } from './roles';
+import {
+  AGENT_ROLE,
+  APP_ROLE,
+  OWNER_ROLE,
+  databaseName,
+  ensureDatabase,
+  ensureRoles,
+  withCredentials,
+} from './roles';
 
 /**
- * `pnpm db:setup`: as a superuser (ADMIN_DATABASE_URL), create the roles and the database named
- * by DATABASE_URL, then migrate it as the owner. Idempotent; used by the quick start and CI.
+ * `pnpm db:setup`: as a superuser (ADMIN_DATABASE_URL), create the roles (passwords from
+ * DATABASE_URL, OUTBOX_DATABASE_URL and OWNER_DATABASE_PASSWORD; the role name when absent) and
+ * the database named by DATABASE_URL, then migrate it as the owner. Idempotent; used by the quick start and CI.
  */
 async function main() {
   const adminUrl = process.env.ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const appUrl = process.env.DATABASE_URL ?? 'postgres://app_user:app_user@127.0.0.1:5432/listing';
   const ownerPassword = process.env.OWNER_DATABASE_PASSWORD ?? OWNER_ROLE;
   const appPassword = decodeURIComponent(new URL(appUrl).password) || APP_ROLE;
+  const agentUrl = process.env.OUTBOX_DATABASE_URL;
+  const agentPassword = (agentUrl && decodeURIComponent(new URL(agentUrl).password)) || AGENT_ROLE;
   const name = databaseName(appUrl);
 
   const admin = new Client({ connectionString: adminUrl });
   await admin.connect();
   try {
-    await ensureRoles(admin, { owner: ownerPassword, app: appPassword });
+    await ensureRoles(admin, { owner: ownerPassword, app: appPassword, agent: agentPassword });
     const created = await ensureDatabase(admin, name);
     console.log(`database ${name}: ${created ? 'created' : 'exists'}`);
   } finally {

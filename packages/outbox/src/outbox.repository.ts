@@ -240,7 +240,7 @@ export class OutboxRepository {
   }
 
   /**
-   * A page of events dispatched since `since`, across workspaces (sql/012: metadata only), in
+   * A page of events dispatched since `since`, across workspaces (sql/013: metadata only), in
    * (dispatch time, id) order after `after`. For finding jobs Redis has lost.
    */
   async dispatchedSince(since: Date, after: DispatchedRef | null, limit: number): Promise<DispatchedEvent[]> {

@@ -57,7 +57,7 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
   const firstAdd = (workspaceId: string) => producer.adds.findIndex((ws) => ws.includes(workspaceId));
 
   const dispatcher = (extra: Partial<ConstructorParameters<typeof OutboxDispatcher>[0]> = {}) =>
-    new OutboxDispatcher({ db: t.db, producer, batchSize: 100, concurrency: 2, ...extra });
+    new OutboxDispatcher({ db: t.agentDb, producer, batchSize: 100, concurrency: 2, ...extra });
 
   it('enqueues every due event with jobId = event id into its queue and marks it dispatched', async () => {
     const ws = await seedWorkspace(t.owner);
@@ -205,7 +205,7 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
     // After the round's first batch, the named workspace gets events and a nudge naming it.
     let nudged = false;
     const d = new OutboxDispatcher({
-      db: t.db,
+      db: t.agentDb,
       producer,
       batchSize: 100,
       concurrency: 1,
@@ -271,11 +271,11 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
     const reports: BatchReport[] = [];
     // Count the dispatcher's round trips (each markAndClaim is one queryInWorkspaces call).
     const roundTrips: number[] = [];
-    const counted = Object.create(t.db) as typeof t.db;
+    const counted = Object.create(t.agentDb) as typeof t.agentDb;
     counted.queryInWorkspaces = ((parts, options) => {
       roundTrips.push(parts.length);
-      return t.db.queryInWorkspaces(parts, options);
-    }) as typeof t.db.queryInWorkspaces;
+      return t.agentDb.queryInWorkspaces(parts, options);
+    }) as typeof t.agentDb.queryInWorkspaces;
     const d = new OutboxDispatcher({
       db: counted,
       producer,
@@ -341,14 +341,14 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
     const b = (await seedWorkspace(t.owner, 'marks-after-failure-b')).workspaceId;
     // The first claim naming workspace b fails (a database blip); everything else goes through.
     let failed = false;
-    const flaky = Object.create(t.db) as typeof t.db;
+    const flaky = Object.create(t.agentDb) as typeof t.agentDb;
     flaky.queryInWorkspaces = ((parts, options) => {
       if (!failed && parts.some((p) => p.workspaceId === b && p.statement.includes('outbox_claim_due'))) {
         failed = true;
         return Promise.reject(new Error('connection terminated'));
       }
-      return t.db.queryInWorkspaces(parts, options);
-    }) as typeof t.db.queryInWorkspaces;
+      return t.agentDb.queryInWorkspaces(parts, options);
+    }) as typeof t.agentDb.queryInWorkspaces;
     const d = new OutboxDispatcher({ db: flaky, producer, fastLanes: 1, pollIntervalMs: 60_000 });
     d.start();
     await new Promise((r) => setTimeout(r, 300)); // the start-up round has gone to sleep

@@ -41,7 +41,7 @@ describe('LostJobRecovery (real PostgreSQL and Redis)', () => {
 
   const recovery = (options: Partial<ConstructorParameters<typeof LostJobRecovery>[0]> = {}) =>
     new LostJobRecovery({
-      db: t.db,
+      db: t.agentDb,
       producer,
       owner: 'test-sweeper',
       windowSec: 3600,
@@ -54,7 +54,7 @@ describe('LostJobRecovery (real PostgreSQL and Redis)', () => {
     const ids: string[] = [];
     for (const ws of workspaces)
       for (const queue of queues) ids.push(...(await insertEvents(t.owner, ws, count, { queue })));
-    await new OutboxDispatcher({ db: t.db, producer, batchSize: 100 }).drain();
+    await new OutboxDispatcher({ db: t.agentDb, producer, batchSize: 100 }).drain();
     expect(await statusCounts(t.owner)).toEqual({ dispatched: ids.length });
     return ids;
   }
@@ -99,7 +99,7 @@ describe('LostJobRecovery (real PostgreSQL and Redis)', () => {
     expect(rows[0].n).toBe(ids.length - 1);
 
     // The dispatcher delivers them again: the jobs exist once more.
-    await new OutboxDispatcher({ db: t.db, producer, batchSize: 100 }).drain();
+    await new OutboxDispatcher({ db: t.agentDb, producer, batchSize: 100 }).drain();
     expect(await statusCounts(t.owner)).toEqual({ dispatched: ids.length });
     expect((await jobsIn('q-lost-1')) + (await jobsIn('q-lost-2'))).toBe(ids.length - 1);
     // Recorded: the same Redis run is not swept twice.
@@ -173,7 +173,7 @@ describe('LostJobRecovery (real PostgreSQL and Redis)', () => {
   it('a running dispatcher notices the restart by itself and delivers the lost events again', async () => {
     const ws = await seedWorkspace(t.owner);
     const d = new OutboxDispatcher({
-      db: t.db,
+      db: t.agentDb,
       producer,
       batchSize: 100,
       pollIntervalMs: 50,

@@ -11,7 +11,7 @@ const t = useTestDatabase();
  */
 describe('outbox statement plans, as app_user', () => {
   const scans = async () => {
-    const { rows } = await t.db.executor.execute<{ lease: string; pk: string }>(sql`
+    const { rows } = await t.agentDb.executor.execute<{ lease: string; pk: string }>(sql`
       select pg_stat_get_xact_numscans('outbox_events_lease_idx'::regclass) as lease,
              pg_stat_get_xact_numscans('outbox_events_pkey'::regclass) as pk`);
     return { lease: Number(rows[0]!.lease), pk: Number(rows[0]!.pk) };
@@ -29,11 +29,11 @@ describe('outbox statement plans, as app_user', () => {
     );
     await insertEvents(t.owner, ws, 2000, { queue: 'q-plans' });
     await t.owner.query('analyze outbox_events');
-    const repo = new OutboxRepository(t.db);
+    const repo = new OutboxRepository(t.agentDb);
 
-    await t.db.withWorkspace(ws, async () => {
+    await t.agentDb.withWorkspace(ws, async () => {
       const claimed = (
-        await t.db.executor.execute<{ id: string }>(
+        await t.agentDb.executor.execute<{ id: string }>(
           sql`select id from outbox_claim_due(${ws}, 'plans', 2000, 60000)`,
         )
       ).rows.map((r) => r.id);
@@ -41,7 +41,7 @@ describe('outbox statement plans, as app_user', () => {
       const before = await scans();
       // More calls than plpgsql's five custom plans, so the cached generic plan is used too.
       for (const id of claimed.slice(0, 8)) {
-        const { rows } = await t.db.executor.execute<{ n: number }>(
+        const { rows } = await t.agentDb.executor.execute<{ n: number }>(
           sql`select outbox_mark_dispatched('plans', ${sql.param([id])}::uuid[]) as n`,
         );
         expect(rows[0]!.n).toBe(1);
@@ -64,18 +64,18 @@ describe('outbox statement plans, as app_user', () => {
     const pkRead = async () =>
       Number(
         (
-          await t.db.executor.execute<{ n: string }>(
+          await t.agentDb.executor.execute<{ n: string }>(
             sql`select pg_stat_get_xact_tuples_returned('outbox_events_pkey'::regclass) as n`,
           )
         ).rows[0]!.n,
       );
     const claimOne = async () => {
-      const { rows } = await t.db.executor.execute(
+      const { rows } = await t.agentDb.executor.execute(
         sql`select id from outbox_claim_due(${ws}, 'plans', 1, 60000)`,
       );
       expect(rows).toHaveLength(1);
     };
-    await t.db.withWorkspace(ws, async () => {
+    await t.agentDb.withWorkspace(ws, async () => {
       // More calls than plpgsql's five custom plans: the generic plan is made and cached now.
       for (let i = 0; i < 8; i++) await claimOne();
       // The table grows (another connection commits), the cached plan stays.
@@ -101,9 +101,9 @@ describe('outbox statement plans, as app_user', () => {
       [ws],
     );
     await t.owner.query('analyze outbox_events'); // whatever the earlier tests left behind
-    await t.db.transaction(async () => {
+    await t.agentDb.transaction(async () => {
       const before = await scans();
-      expect(await new OutboxRepository(t.db).expiredLeaseWorkspaces(10)).toContain(ws);
+      expect(await new OutboxRepository(t.agentDb).expiredLeaseWorkspaces(10)).toContain(ws);
       expect((await scans()).lease - before.lease).toBeGreaterThanOrEqual(1);
     });
   });

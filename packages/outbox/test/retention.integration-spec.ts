@@ -39,7 +39,7 @@ describe('RetentionService', () => {
       );
     }
 
-    const bounded = new RetentionService(t.db, {
+    const bounded = new RetentionService(t.agentDb, {
       dispatchedRetentionMs: 7 * 24 * 3600_000,
       inboxRetentionMs: 30 * 24 * 3600_000,
       batchSize: 10,

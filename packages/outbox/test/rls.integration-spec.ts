@@ -5,8 +5,12 @@ import { connectedRedis, insertEvents, statusCounts } from './helpers';
 
 const t = useTestDatabase();
 
-/** Seed acceptance check (5): without a workspace context app_user can neither read nor dispatch. */
-describe('outbox events under row-level security, as app_user', () => {
+/**
+ * Seed acceptance check (5): without a workspace context neither app_user (the api) nor
+ * outbox_agent (dispatcher, worker, CLI) can read or dispatch an event; app_user cannot even call
+ * the outbox's cross-workspace functions (sql/012).
+ */
+describe('outbox events under row-level security, as app_user and as outbox_agent', () => {
   let a: string;
   let b: string;
   let ids: string[];
@@ -17,43 +21,74 @@ describe('outbox events under row-level security, as app_user', () => {
     ids = [...(await insertEvents(t.owner, a, 5)), ...(await insertEvents(t.owner, b, 5))];
   });
 
-  it('reads no outbox event without a workspace context, in or out of a transaction', async () => {
-    const count = async () =>
-      (await t.db.executor.execute<{ n: number }>(sql`select count(*)::int as n from outbox_events`)).rows[0]!
-        .n;
-    expect(await count()).toBe(0);
-    expect(await t.db.transaction(count)).toBe(0);
-    expect(await t.db.withWorkspace(a, count)).toBe(5);
+  it.each(['app_user', 'outbox_agent'])(
+    'as %s, reads no outbox event without a workspace context, in or out of a transaction',
+    async (role) => {
+      const db = role === 'app_user' ? t.db : t.agentDb;
+      const count = async () =>
+        (await db.executor.execute<{ n: number }>(sql`select count(*)::int as n from outbox_events`)).rows[0]!
+          .n;
+      expect(await count()).toBe(0);
+      expect(await db.transaction(count)).toBe(0);
+      expect(await db.withWorkspace(a, count)).toBe(5);
+    },
+  );
+
+  it('app_user (the api) may not run the outbox’s cross-workspace functions, bound to a workspace or not', async () => {
+    const calls = [
+      sql`select * from outbox_due_workspaces(null, 100)`,
+      sql`select * from outbox_expired_lease_workspaces(100)`,
+      sql`select * from outbox_dead_letters(null, null, 100)`,
+      sql`select * from outbox_dispatched_since('-infinity', null, null, 100)`,
+      sql`select outbox_purge_dispatched(now(), 100)`,
+      sql`select outbox_purge_inbox(now(), 100)`,
+      sql`select * from outbox_claim_due(${a}, 'intruder', 100, 60000)`,
+      sql`select outbox_mark_dispatched('intruder', ${sql.param(ids)}::uuid[])`,
+    ];
+    /** The PostgreSQL error code of a failed call (drizzle wraps the driver's error). */
+    const refusal = (run: Promise<unknown>) =>
+      run.then(
+        () => 'ran',
+        (e: { code?: string; cause?: { code?: string } }) => e.cause?.code ?? e.code,
+      );
+    for (const call of calls) {
+      expect(await refusal(t.db.executor.execute(call))).toBe('42501'); // insufficient_privilege
+      expect(await refusal(t.db.withWorkspace(a, () => t.db.executor.execute(call)))).toBe('42501');
+      expect(await refusal(t.agentDb.executor.execute(call))).toBe('ran');
+    }
+    // Aggregates only: the api's backlog metrics.
+    await expect(t.db.executor.execute(sql`select * from outbox_stats()`)).resolves.toBeDefined();
+    expect(await statusCounts(t.owner)).toEqual({ pending: 10 });
   });
 
   it('cannot claim, mark, release, reclaim or update any event without a workspace context', async () => {
-    const repo = new OutboxRepository(t.db);
-    await t.db.transaction(async () => {
+    const repo = new OutboxRepository(t.agentDb);
+    await t.agentDb.transaction(async () => {
       // The dispatcher's hot functions (sql/009) run under RLS too: unbound, they see nothing.
-      const claim = await t.db.executor.execute(
+      const claim = await t.agentDb.executor.execute(
         sql`select * from outbox_claim_due(${a}, 'intruder', 100, 60000)`,
       );
       expect(claim.rows).toEqual([]);
-      const mark = await t.db.executor.execute<{ n: number }>(
+      const mark = await t.agentDb.executor.execute<{ n: number }>(
         sql`select outbox_mark_dispatched('intruder', ${sql.param(ids)}::uuid[]) as n`,
       );
       expect(mark.rows[0]!.n).toBe(0);
       expect(await repo.release('intruder', ids)).toBe(0);
       expect(await repo.reclaimExpired(a, 100)).toBe(0);
       expect(await repo.deadLetterFromWorker(ids[0]!, 1, 'x')).toBe(0);
-      const raw = await t.db.executor.execute(
+      const raw = await t.agentDb.executor.execute(
         sql`update outbox_events set status = 'dispatched', dispatched_at = now()`,
       );
       expect(raw.rowCount).toBe(0);
-      const del = await t.db.executor.execute(sql`delete from outbox_events`);
+      const del = await t.agentDb.executor.execute(sql`delete from outbox_events`);
       expect(del.rowCount).toBe(0);
     });
     expect(await statusCounts(t.owner)).toEqual({ pending: 10 });
   });
 
   it('bound to workspace A it cannot claim workspace B’s events', async () => {
-    const claimed = await t.db.withWorkspace(a, async () => {
-      const r = await t.db.executor.execute(
+    const claimed = await t.agentDb.withWorkspace(a, async () => {
+      const r = await t.agentDb.executor.execute(
         sql`select * from outbox_claim_due(${b}, 'intruder', 100, 60000)`,
       );
       return r.rows;
@@ -63,9 +98,11 @@ describe('outbox events under row-level security, as app_user', () => {
   });
 
   it('the repository binds the workspace it claims for, in a transaction of its own', async () => {
-    const repo = new OutboxRepository(t.db);
+    const repo = new OutboxRepository(t.agentDb);
     // Never inside someone else's transaction (it would rebind that transaction's workspace).
-    await expect(t.db.withWorkspace(a, () => repo.claim(b, 'intruder', 100, 60_000))).rejects.toMatchObject({
+    await expect(
+      t.agentDb.withWorkspace(a, () => repo.claim(b, 'intruder', 100, 60_000)),
+    ).rejects.toMatchObject({
       code: 'DB_AMBIENT_TRANSACTION',
     });
     const claimed = await repo.claim(a, 'owner-of-a', 100, 60_000);
@@ -99,17 +136,17 @@ describe('outbox events under row-level security, as app_user', () => {
   });
 
   it('the discovery function gives ids only, and a dispatcher without workspace binding dispatches nothing', async () => {
-    const { rows, fields } = await t.db.pool.query(`select * from outbox_due_workspaces(null, 100)`);
+    const { rows, fields } = await t.agentDb.pool.query(`select * from outbox_due_workspaces(null, 100)`);
     expect(fields.map((f) => f.name)).toEqual(['outbox_due_workspaces']);
     expect(rows.map((r) => r.outbox_due_workspaces).sort()).toEqual([a, b].sort());
 
     // An engine whose withWorkspace is sabotaged (no binding) claims nothing at all.
     const redis = await connectedRedis(t.info.redisUrl);
     const producer = new QueueProducer(redis, t.info.bullPrefix);
-    const unbound = Object.create(t.db) as typeof t.db;
-    unbound.withWorkspace = (_ws: string, fn: () => Promise<unknown>) => t.db.transaction(fn) as never;
+    const unbound = Object.create(t.agentDb) as typeof t.agentDb;
+    unbound.withWorkspace = (_ws: string, fn: () => Promise<unknown>) => t.agentDb.transaction(fn) as never;
     unbound.queryInWorkspaces = async (parts: ReadonlyArray<{ statement: string }>) =>
-      (await Promise.all(parts.map(async (p) => (await t.db.pool.query(p.statement)).rows))) as never;
+      (await Promise.all(parts.map(async (p) => (await t.agentDb.pool.query(p.statement)).rows))) as never;
     try {
       const d = new OutboxDispatcher({ db: unbound, producer });
       expect(await d.drain(3)).toBe(0);
@@ -130,36 +167,53 @@ describe('outbox events under row-level security, as app_user', () => {
       ids[0],
     ]);
     const count = async () =>
-      (await t.db.executor.execute<{ n: number }>(sql`select count(*)::int as n from outbox_inbox`)).rows[0]!
-        .n;
-    expect(await t.db.transaction(count)).toBe(0);
-    expect(await t.db.withWorkspace(b, count)).toBe(0);
-    expect(await t.db.withWorkspace(a, count)).toBe(1);
+      (await t.agentDb.executor.execute<{ n: number }>(sql`select count(*)::int as n from outbox_inbox`))
+        .rows[0]!.n;
+    expect(await t.agentDb.transaction(count)).toBe(0);
+    expect(await t.agentDb.withWorkspace(b, count)).toBe(0);
+    expect(await t.agentDb.withWorkspace(a, count)).toBe(1);
   });
 
-  it('every SECURITY DEFINER function of the outbox is owned by listing_owner, pins search_path, and only app_user may run it', async () => {
+  it('every SECURITY DEFINER function of the outbox is owned by listing_owner, pins search_path, and only outbox_agent may run it (app_user: the aggregate stats alone)', async () => {
     const { rows } = await t.owner.query(`
       select p.proname, r.rolname as owner, p.prosecdef, p.proconfig,
              has_function_privilege('app_user', p.oid, 'execute') as app_exec,
+             has_function_privilege('outbox_agent', p.oid, 'execute') as agent_exec,
              coalesce(array_to_string(p.proacl, ','), '') as acl
         from pg_proc p join pg_roles r on r.oid = p.proowner
        where p.proname like 'outbox\\_%' and p.prosecdef`);
-    expect(rows.length).toBeGreaterThanOrEqual(6);
+    expect(rows.length).toBeGreaterThanOrEqual(7);
     for (const fn of rows) {
-      expect(fn).toMatchObject({ owner: 'listing_owner', prosecdef: true, app_exec: true });
+      expect(fn).toMatchObject({
+        owner: 'listing_owner',
+        prosecdef: true,
+        agent_exec: true,
+        app_exec: fn.proname === 'outbox_stats',
+      });
       expect(fn.proconfig).toEqual(['search_path=pg_catalog, public']);
       expect(fn.acl).not.toMatch(/(^|,)=X/); // no EXECUTE for PUBLIC
     }
   });
 
-  it('the claim and mark functions run as the caller (RLS applies), executable by app_user only', async () => {
+  it('the claim and mark functions run as the caller (RLS applies), executable by outbox_agent only', async () => {
     const { rows } = await t.owner.query(`
       select p.proname, p.prosecdef, coalesce(array_to_string(p.proacl, ','), '') as acl,
-             has_function_privilege('app_user', p.oid, 'execute') as app_exec
+             has_function_privilege('app_user', p.oid, 'execute') as app_exec,
+             has_function_privilege('outbox_agent', p.oid, 'execute') as agent_exec
         from pg_proc p where p.proname in ('outbox_claim_due', 'outbox_mark_dispatched') order by 1`);
     expect(rows).toEqual([
-      expect.objectContaining({ proname: 'outbox_claim_due', prosecdef: false, app_exec: true }),
-      expect.objectContaining({ proname: 'outbox_mark_dispatched', prosecdef: false, app_exec: true }),
+      expect.objectContaining({
+        proname: 'outbox_claim_due',
+        prosecdef: false,
+        app_exec: false,
+        agent_exec: true,
+      }),
+      expect.objectContaining({
+        proname: 'outbox_mark_dispatched',
+        prosecdef: false,
+        app_exec: false,
+        agent_exec: true,
+      }),
     ]);
     for (const fn of rows) expect(fn.acl).not.toMatch(/(^|,)=X/);
   });

@@ -90,13 +90,13 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
   beforeAll(async () => {
     await createCounterTable(t.owner, 'outage_counters');
     ws = (await seedWorkspace(t.owner)).workspaceId;
-    const target = new URL(t.info.appUrl);
+    const target = new URL(t.info.agentUrl);
     proxy = new CuttableProxy(await freeTcpPort(), {
       host: target.hostname,
       port: Number(target.port || 5432),
     });
     await proxy.open();
-    workerDb = new Database({ connectionString: proxy.urlThrough(t.info.appUrl), max: 4 });
+    workerDb = new Database({ connectionString: proxy.urlThrough(t.info.agentUrl), max: 4 });
     redis = await connectedRedis(t.info.redisUrl);
     producer = new QueueProducer(redis, t.info.bullPrefix, {
       completedAgeSec: 3600,
@@ -132,7 +132,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
       [id, ws, QUEUE, countJob.name, JSON.stringify({ counter: 'c' })],
     );
     await proxy.cut();
-    await new OutboxDispatcher({ db: t.db, producer }).drain(); // the dispatcher's database is fine
+    await new OutboxDispatcher({ db: t.agentDb, producer }).drain(); // the dispatcher's database is fine
     // Several tries' worth of outage (pause 200 ms, backoff 10 ms, two attempts).
     await new Promise((r) => setTimeout(r, 2000));
     const during = (await queue.getJob(id))!;
@@ -160,7 +160,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
     );
     handlers.cutOnFailure = () => proxy.cut();
     try {
-      await new OutboxDispatcher({ db: t.db, producer }).drain();
+      await new OutboxDispatcher({ db: t.agentDb, producer }).drain();
       await waitFor('the handler to have run', async () => handlers.cutOnFailure === null);
       await new Promise((r) => setTimeout(r, 1000));
       const during = (await queue.getJob(id))!;
@@ -201,8 +201,8 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
       `insert into outbox_events (id, workspace_id, queue, event_type, payload) values ($1, $2, $3, $4, '{}')`,
       [id, ws, stuckQueue, stuckJob.name],
     );
-    const { release } = await stallJob(t.db, options, stuckJob, () =>
-      new OutboxDispatcher({ db: t.db, producer }).drain(),
+    const { release } = await stallJob(t.agentDb, options, stuckJob, () =>
+      new OutboxDispatcher({ db: t.agentDb, producer }).drain(),
     );
     await proxy.cut();
     // The rescuer's stall check fails the job while its database is unreachable.
@@ -238,7 +238,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
       `insert into outbox_events (id, workspace_id, queue, event_type, payload, max_attempts) values ($1, $2, $3, $4, '{}', 2)`,
       [id, ws, QUEUE, providerJob.name],
     );
-    await new OutboxDispatcher({ db: t.db, producer }).drain();
+    await new OutboxDispatcher({ db: t.agentDb, producer }).drain();
     await waitFor('the event to be dead-lettered', async () => {
       const { rows } = await t.owner.query(`select status from outbox_events where id = $1`, [id]);
       return rows[0].status === 'dead_letter';

@@ -29,7 +29,7 @@ const counterJob = defineJob({
 /** A database-only effect that is not idempotent by itself: only the inbox makes it exactly-once. */
 class CounterHandlers {
   seen: Array<{ workspace: string | null; setting: string; attempt: number }> = [];
-  constructor(private readonly db: typeof t.db) {}
+  constructor(private readonly db: typeof t.agentDb) {}
 
   @OutboxHandler(counterJob)
   async count(payload: { counter: string }, ctx: JobContext) {
@@ -54,7 +54,7 @@ const outsideJob = defineJob({
 /** A job that opens its own transaction (e.g. around a slow fetch): the runtime opens none. */
 class OutsideHandlers {
   seen: Array<{ workspace: string | null; inTransaction: boolean; setting: string }> = [];
-  constructor(private readonly db: typeof t.db) {}
+  constructor(private readonly db: typeof t.agentDb) {}
 
   @OutboxHandler(outsideJob)
   async run(payload: { counter: string }, ctx: JobContext) {
@@ -94,11 +94,11 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
       failedAgeSec: 3600,
       handlerBackoffMs: 10,
     });
-    handlers = new CounterHandlers(t.db);
-    outside = new OutsideHandlers(t.db);
+    handlers = new CounterHandlers(t.agentDb);
+    outside = new OutsideHandlers(t.agentDb);
     const registry = new JobRegistry().registerHandlers(handlers).registerHandlers(outside);
     runtime = new OutboxWorkerRuntime({
-      db: t.db,
+      db: t.agentDb,
       registry,
       connection: redisOptionsFromUrl(t.info.redisUrl),
       prefix: t.info.bullPrefix,
@@ -128,7 +128,7 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
     );
     return id;
   };
-  const dispatch = () => new OutboxDispatcher({ db: t.db, producer }).drain();
+  const dispatch = () => new OutboxDispatcher({ db: t.agentDb, producer }).drain();
   const counter = async (name: string) =>
     (await t.owner.query(`select n from runtime_counters where workspace_id = $1 and name = $2`, [ws, name]))
       .rows[0]?.n;
@@ -200,7 +200,7 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
       return null;
     });
     const local = new OutboxWorkerRuntime({
-      db: t.db,
+      db: t.agentDb,
       registry,
       connection: redisOptionsFromUrl(t.info.redisUrl),
       prefix: t.info.bullPrefix,
@@ -262,10 +262,10 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
       [id, ws, stuckJob.name],
     );
     // The worker "dies": its connections drop without finishing or releasing the job.
-    const { release } = await stallJob(t.db, options, stuckJob, dispatch);
+    const { release } = await stallJob(t.agentDb, options, stuckJob, dispatch);
     const rescuer = new OutboxWorkerRuntime({
       ...options,
-      db: t.db,
+      db: t.agentDb,
       registry: new JobRegistry().handle(stuckJob, async () => null),
     });
     await rescuer.start();

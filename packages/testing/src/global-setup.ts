@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import {
+  AGENT_ROLE,
   APP_ROLE,
   OWNER_ROLE,
   MIGRATIONS_DIR,
@@ -41,7 +42,7 @@ export default async function globalSetup(): Promise<void> {
         'TEST_DATABASE_URL must name a superuser: the harness creates roles and databases',
       );
     }
-    await ensureRoles(admin, { owner: OWNER_ROLE, app: APP_ROLE });
+    await ensureRoles(admin, { owner: OWNER_ROLE, app: APP_ROLE, agent: AGENT_ROLE });
     await admin.query(`CREATE DATABASE ${template} OWNER ${OWNER_ROLE}`);
   } finally {
     await admin.end();

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { APP_ROLE, Database, OWNER_ROLE, databaseName, withCredentials } from '@listing/db';
+import { AGENT_ROLE, APP_ROLE, Database, OWNER_ROLE, databaseName, withCredentials } from '@listing/db';
 import { Client, Pool } from 'pg';
 import { ENV, assertTestDatabaseName, requireEnv } from './environment';
 
@@ -8,6 +8,8 @@ export interface TestDatabase {
   readonly name: string;
   /** As the application role (RLS applies). */
   readonly appUrl: string;
+  /** As the outbox agent (dispatcher, worker, CLI: the application role plus the outbox functions). */
+  readonly agentUrl: string;
   /** As the owner role (bypasses RLS): for fixtures and assertions only. */
   readonly ownerUrl: string;
   readonly adminUrl: string;
@@ -43,6 +45,7 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
     name,
     adminUrl,
     appUrl: withCredentials(adminUrl, APP_ROLE, APP_ROLE, name),
+    agentUrl: withCredentials(adminUrl, AGENT_ROLE, AGENT_ROLE, name),
     ownerUrl: withCredentials(adminUrl, OWNER_ROLE, OWNER_ROLE, name),
     redisUrl: requireEnv(ENV.redisUrl),
     bullPrefix: `test-${runId}-${suffix}`,
@@ -78,6 +81,8 @@ export interface TestDatabaseHandle {
   readonly info: TestDatabase;
   /** The application's Database as app_user. */
   readonly db: Database;
+  /** The outbox processes' Database as outbox_agent (opened on first use). */
+  readonly agentDb: Database;
   /** A pool as the owner role (bypasses RLS) for fixtures and assertions. */
   readonly owner: Pool;
 }
@@ -89,6 +94,7 @@ export interface TestDatabaseHandle {
 export function useTestDatabase(options: { poolSize?: number } = {}): TestDatabaseHandle {
   let info: TestDatabase | undefined;
   let db: Database | undefined;
+  let agentDb: Database | undefined;
   let owner: Pool | undefined;
   beforeAll(async () => {
     info = await createTestDatabase();
@@ -104,6 +110,8 @@ export function useTestDatabase(options: { poolSize?: number } = {}): TestDataba
   });
   afterAll(async () => {
     await db?.close();
+    await agentDb?.close();
+    agentDb = undefined;
     await owner?.end();
     await info?.drop();
   });
@@ -117,6 +125,14 @@ export function useTestDatabase(options: { poolSize?: number } = {}): TestDataba
     },
     get db() {
       return need(db);
+    },
+    get agentDb() {
+      agentDb ??= new Database({
+        connectionString: need(info).agentUrl,
+        max: options.poolSize ?? 10,
+        applicationName: 'test-agent',
+      });
+      return agentDb;
     },
     get owner() {
       return need(owner);

@@ -1,3 +1,4 @@
+import { AGENT_ROLE, withCredentials } from '@listing/db';
 import { z } from 'zod';
 import { ConfigError } from './app-config';
 
@@ -13,6 +14,12 @@ const schema = z
   .object({
     NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
     DATABASE_URL: z.url().default('postgres://app_user:app_user@127.0.0.1:5432/listing'),
+    /**
+     * What the dispatcher, the worker and the CLI connect with: the outbox_agent role (sql/012).
+     * Default: DATABASE_URL's server and database as outbox_agent with the development password;
+     * production must set it.
+     */
+    OUTBOX_DATABASE_URL: z.url().optional(),
     DATABASE_POOL_SIZE: int(1, 200, 10),
     REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
     BULLMQ_PREFIX: z.string().min(1).default('bull'),
@@ -78,6 +85,13 @@ const schema = z
         message: 'must be >= OUTBOX_BACKOFF_BASE_MS',
       });
     }
+    if (c.NODE_ENV === 'production' && !c.OUTBOX_DATABASE_URL) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['OUTBOX_DATABASE_URL'],
+        message: `required in production (the ${AGENT_ROLE} role; no development password)`,
+      });
+    }
     if (c.NODE_ENV !== 'test') {
       for (const key of ['OUTBOX_FAULTS_ENABLED', 'OUTBOX_TEST_JOBS'] as const) {
         if (c[key] === '1')
@@ -90,6 +104,11 @@ const schema = z
   });
 
 export type OutboxConfig = z.infer<typeof schema>;
+
+/** The outbox processes' database URL (see OUTBOX_DATABASE_URL). */
+export function outboxDatabaseUrl(config: OutboxConfig): string {
+  return config.OUTBOX_DATABASE_URL ?? withCredentials(config.DATABASE_URL, AGENT_ROLE, AGENT_ROLE);
+}
 
 export function loadOutboxConfig(env: NodeJS.ProcessEnv = process.env): OutboxConfig {
   const parsed = schema.safeParse(env);

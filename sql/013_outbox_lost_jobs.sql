@@ -1,4 +1,4 @@
--- 012: finding dispatched events whose BullMQ job Redis has lost.
+-- 013: finding dispatched events whose BullMQ job Redis has lost.
 --
 -- An event is marked 'dispatched' once BullMQ accepted its job; from then on Redis alone holds the
 -- work. A Redis that restarts without persistence, or with the last second of its append-only file
@@ -8,7 +8,7 @@
 --
 -- Runs as the owner role. Like outbox_dead_letters it returns metadata only (ids, queue name, the
 -- dispatch time in microseconds so the caller can make its update conditional on the exact row
--- version it checked), never a payload; executable by app_user alone. Keyset pages in
+-- version it checked), never a payload; executable by outbox_agent alone (sql/012). Keyset pages in
 -- (dispatched_at, id) order over outbox_events_dispatched_idx.
 CREATE FUNCTION outbox_dispatched_since(p_since timestamptz, p_after_us bigint, p_after_id uuid, p_limit integer)
   RETURNS TABLE (id uuid, workspace_id uuid, queue text, dispatched_us bigint)
@@ -27,4 +27,4 @@ CREATE FUNCTION outbox_dispatched_since(p_since timestamptz, p_after_us bigint, 
      LIMIT least(greatest(p_limit, 1), 10000)
   $$;
 REVOKE ALL ON FUNCTION outbox_dispatched_since(timestamptz, bigint, uuid, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION outbox_dispatched_since(timestamptz, bigint, uuid, integer) TO app_user;
+GRANT EXECUTE ON FUNCTION outbox_dispatched_since(timestamptz, bigint, uuid, integer) TO outbox_agent;

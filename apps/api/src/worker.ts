@@ -57,6 +57,7 @@ async function main() {
     prefix: config.BULLMQ_PREFIX,
     concurrency: config.OUTBOX_WORKER_CONCURRENCY,
     queues,
+    failedSweepIntervalMs: config.OUTBOX_FAILED_SWEEP_INTERVAL_MS,
     logger,
   });
   // Metrics and per-job logs (before start), OPS_PORT listener; see apps/api/src/ops.

@@ -50,6 +50,13 @@ export interface DispatchedRef {
   readonly dispatchedUs: string;
 }
 
+/** A failed job's event to dead-letter: attempts made and the (redacted) failure. */
+export interface StrandedEvent {
+  readonly id: string;
+  readonly attempts: number;
+  readonly error: string;
+}
+
 export interface DispatchedEvent extends DispatchedRef {
   readonly workspaceId: string;
   readonly queue: string;
@@ -280,6 +287,22 @@ export class OutboxRepository {
          set status = 'dead_letter', attempt_count = greatest(attempt_count, ${attempts}::integer),
              last_error = ${error}, locked_by = null, locked_until = null, updated_at = now()
        where id = ${id} and status <> 'dead_letter'`);
+    return result.rowCount ?? 0;
+  }
+
+  /**
+   * Events of the bound workspace whose job BullMQ failed for good without the worker's dead
+   * letter (FailedJobSweep): dead_letter, only where still 'dispatched'. Errors already redacted.
+   */
+  async deadLetterStranded(events: readonly StrandedEvent[]): Promise<number> {
+    const result = await this.db.executor.execute(sql`
+      update outbox_events e
+         set status = 'dead_letter', attempt_count = greatest(e.attempt_count, s.attempts),
+             last_error = s.error, locked_by = null, locked_until = null, updated_at = now()
+        from unnest(${sql.param(events.map((x) => x.id))}::uuid[],
+                    ${sql.param(events.map((x) => x.attempts))}::integer[],
+                    ${sql.param(events.map((x) => x.error))}::text[]) as s(id, attempts, error)
+       where e.id = s.id and e.status = 'dispatched'`);
     return result.rowCount ?? 0;
   }
 

@@ -23,15 +23,24 @@ export function redactText(text: string, maxLength = MAX_ERROR_LENGTH): string {
     // JWTs anywhere.
     .replace(/\beyJ[a-zA-Z0-9_-]{8,}\.[a-zA-Z0-9_-]{4,}\.[a-zA-Z0-9_-]*/g, REDACTED)
     // name=value, name: value, "name": "value" where the name looks secret.
-    .replace(
-      /(["']?)([a-z_][a-z0-9_.-]*)\1(\s*[:=]\s*)("[^"]*"|'[^']*'|[^\s,;&}]+)/gi,
-      (match, quote: string, name: string, sep: string) =>
-        isSecretKey(name) ? `${quote}${name}${quote}${sep}${REDACTED}` : match,
-    )
+    .replace(SECRET_PAIR_RE, redactPair)
     // Long opaque strings (keys, hashes, base64 blobs).
     .replace(/\b[A-Za-z0-9+/_-]{40,}={0,2}/g, REDACTED);
   if (out.length > maxLength) out = `${out.slice(0, maxLength - 1)}…`;
   return out;
+}
+
+const SECRET_PAIR_RE = /(["']?)([a-z_][a-z0-9_.-]*)\1(\s*[:=]\s*)("[^"]*"|'[^']*'|[^\s,;&}]+)/gi;
+
+/**
+ * One `name<sep>value` match. When the name is harmless, the value is searched again: in
+ * "rejected: password=hunter2" the pair is `rejected` / `password=hunter2`, and the secret is
+ * inside the value.
+ */
+function redactPair(match: string, quote: string, name: string, sep: string, value: string): string {
+  if (isSecretKey(name)) return `${quote}${name}${quote}${sep}${REDACTED}`;
+  const inner = value.replace(SECRET_PAIR_RE, redactPair);
+  return inner === value ? match : `${quote}${name}${quote}${sep}${inner}`;
 }
 
 /** The redacted `name: message` of anything thrown. Stack traces are never kept. */

@@ -1,14 +1,15 @@
 import { isDatabaseUnavailable, type Database } from '@listing/db';
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import type { RedisOptions } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
+import { FailedJobSweep } from './failed-job-sweep';
 import { InboxRepository } from './inbox.repository';
 import type { JobContext, JobDefinition } from './job-definition';
 import type { JobRegistry } from './job-registry';
 import { UUID_RE } from './outbox-event';
 import { silentLogger, type OutboxLogger } from './outbox-logger';
 import { OutboxRepository } from './outbox.repository';
-import { redactError } from './redaction';
+import { redactError, redactText } from './redaction';
 
 export interface WorkerRuntimeOptions {
   readonly db: Database;
@@ -35,6 +36,11 @@ export interface WorkerRuntimeOptions {
    * the handler's backoff must not exhaust the attempts and strand the event.
    */
   readonly databaseRetryMs?: number;
+  /**
+   * How often (ms) BullMQ's failed sets are checked for jobs whose event never got its dead
+   * letter (FailedJobSweep); the whole set once at start. 0: never. Default 60 000.
+   */
+  readonly failedSweepIntervalMs?: number;
 }
 
 /** BullMQ's reason for a job it failed itself because its workers kept dying under it. */
@@ -73,6 +79,12 @@ export class OutboxWorkerRuntime {
   /** Dead-letter writes of stalled jobs waiting for the database to come back. */
   private readonly deadLetterRetries = new Set<NodeJS.Timeout>();
   private stopped = false;
+  private sweep: {
+    readonly job: FailedJobSweep;
+    readonly redis: Redis;
+    timer: NodeJS.Timeout | null;
+  } | null = null;
+  private sweepRun: Promise<void> | null = null;
 
   constructor(private readonly options: WorkerRuntimeOptions) {
     this.inbox = new InboxRepository(options.db);
@@ -112,12 +124,50 @@ export class OutboxWorkerRuntime {
         .catch((error: Error) => this.logger.error('worker stopped', { queue, error: error.message }));
     }
     await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+    this.startFailedSweep(queues);
     this.logger.info('workers started', { queues });
+  }
+
+  /** The failed-job sweep: once now (in the background), then every failedSweepIntervalMs. */
+  private startFailedSweep(queues: readonly string[]): void {
+    const every = this.options.failedSweepIntervalMs ?? 60_000;
+    if (!every) return;
+    const redis = new Redis({ ...this.options.connection, maxRetriesPerRequest: 1 });
+    redis.on('error', () => undefined); // the workers report Redis trouble
+    const job = new FailedJobSweep({ db: this.options.db, redis, prefix: this.options.prefix, queues });
+    const sweep = { job, redis, timer: null as NodeJS.Timeout | null };
+    this.sweep = sweep;
+    const tick = () => {
+      if (this.sweep !== sweep || this.sweepRun) return;
+      this.sweepRun = job
+        .run()
+        .then((n) => {
+          if (n) this.logger.warn('dead-lettered events whose failed job had no dead letter', { events: n });
+        })
+        .catch((error: unknown) =>
+          this.logger.warn('failed-job sweep failed; it runs again', { error: redactError(error) }),
+        )
+        .finally(() => (this.sweepRun = null));
+    };
+    sweep.timer = setInterval(tick, every);
+    sweep.timer.unref();
+    tick();
+  }
+
+  private async stopFailedSweep(): Promise<void> {
+    const sweep = this.sweep;
+    this.sweep = null;
+    if (!sweep) return;
+    if (sweep.timer) clearInterval(sweep.timer);
+    sweep.job.stop();
+    await this.sweepRun;
+    sweep.redis.disconnect();
   }
 
   /** Drops the connections at once, leaving active jobs locked (a crash, for tests). */
   async kill(): Promise<void> {
     this.cancelDeadLetterRetries();
+    await this.stopFailedSweep();
     await Promise.all(this.workers.map((w) => w.close(true)));
     this.workers.length = 0;
     await this.closeQueues();
@@ -126,6 +176,7 @@ export class OutboxWorkerRuntime {
   /** Finishes the active jobs, then closes the connections. */
   async close(): Promise<void> {
     this.cancelDeadLetterRetries();
+    await this.stopFailedSweep();
     await Promise.all(this.workers.map((w) => w.close()));
     this.workers.length = 0;
     await this.closeQueues();
@@ -196,7 +247,7 @@ export class OutboxWorkerRuntime {
         return { duplicate: false, result: await handler(payload, this.context(job, null)) };
       } catch (error) {
         if (await this.databaseDown(error)) await this.retryLater(job, error);
-        throw error;
+        throw redactedJobError(error);
       }
     }
     const envelope = outboxJobData.safeParse(job.data);
@@ -227,7 +278,7 @@ export class OutboxWorkerRuntime {
         // attempt runs again once the database answers.
         if (failure !== undefined && (await this.databaseDown(failure))) await this.retryLater(job, failure);
       }
-      throw error;
+      throw redactedJobError(error);
     }
   }
 
@@ -276,7 +327,8 @@ export class OutboxWorkerRuntime {
   /**
    * dead-letter for a job BullMQ has already failed (stalled too often): there is no job left to
    * put back, so while the database is unreachable the write is retried here, backing off to 30 s,
-   * for as long as this process runs. A process that stops first leaves the event 'dispatched'.
+   * for as long as this process runs. If it stops first, the failed-job sweep of the next worker
+   * to start dead-letters the event (FailedJobSweep).
    */
   private deadLetterEventually(
     workspaceId: string,
@@ -303,4 +355,20 @@ export class OutboxWorkerRuntime {
     for (const timer of this.deadLetterRetries) clearTimeout(timer);
     this.deadLetterRetries.clear();
   }
+}
+
+/**
+ * What BullMQ gets of a handler's error. It keeps the message and the stack trace in Redis, where
+ * the queue dashboard shows them: the message is redacted like last_error, the trace keeps its
+ * frames only (they name code, not data). An UnrecoverableError stays one (no retry).
+ */
+function redactedJobError(error: unknown): Error {
+  const message = error instanceof Error ? redactText(error.message) : redactText(String(error));
+  const copy = error instanceof UnrecoverableError ? new UnrecoverableError(message) : new Error(message);
+  if (error instanceof Error) {
+    copy.name = error.name;
+    const frames = (error.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line));
+    copy.stack = [`${copy.name}: ${message}`, ...frames].join('\n');
+  }
+  return copy;
 }

@@ -18,6 +18,15 @@ describe('redaction of errors', () => {
     expect(out).toContain('orderId=o-1');
   });
 
+  it('masks a secret pair that follows a harmless `name:` (the usual shape of an error message)', () => {
+    expect(redactText('provider rejected: password=hunter2')).toBe(`provider rejected: password=${REDACTED}`);
+    expect(redactText('vendor said no: token=s3cr3t-value, retry later')).toBe(
+      `vendor said no: token=${REDACTED}, retry later`,
+    );
+    expect(redactText('a: b: secret=xyz1')).toBe(`a: b: secret=${REDACTED}`);
+    expect(redactText('status: 503 order: o-1')).toBe('status: 503 order: o-1');
+  });
+
   it('masks long opaque strings', () => {
     expect(redactText(`key ${'A1b2'.repeat(15)} end`)).toBe(`key ${REDACTED} end`);
   });

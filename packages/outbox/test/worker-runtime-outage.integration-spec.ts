@@ -232,6 +232,64 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
     }
   });
 
+  it('a stalled job failed while the database is gone, whose worker then stops, is dead-lettered by the next worker to start', async () => {
+    const stuckQueue = 'q-outage-orphan';
+    const stuckJob = defineJob({ name: 'outage.orphan', queue: stuckQueue, schema: z.object({}) });
+    const options = {
+      connection: redisOptionsFromUrl(t.info.redisUrl),
+      prefix: t.info.bullPrefix,
+      lockDurationMs: 500,
+      stalledIntervalMs: 300,
+      maxStalledCount: 0,
+      databaseRetryMs: 100,
+    };
+    const id = randomUUID();
+    await t.owner.query(
+      `insert into outbox_events (id, workspace_id, queue, event_type, payload) values ($1, $2, $3, $4, '{}')`,
+      [id, ws, stuckQueue, stuckJob.name],
+    );
+    const { release } = await stallJob(t.agentDb, options, stuckJob, () =>
+      new OutboxDispatcher({ db: t.agentDb, producer }).drain(),
+    );
+    await proxy.cut();
+    const rescuer = new OutboxWorkerRuntime({
+      ...options,
+      db: workerDb,
+      registry: new JobRegistry().handle(stuckJob, async () => null),
+    });
+    await rescuer.start();
+    const stuck = new Queue(stuckQueue, { connection: redis, prefix: t.info.bullPrefix });
+    try {
+      await waitFor('BullMQ to fail the stalled job', async () => (await stuck.getJob(id))?.failedReason);
+      await rescuer.close(); // stops before the database is back: its dead-letter retries end with it
+      await proxy.open();
+      await new Promise((r) => setTimeout(r, 300));
+      const { rows } = await t.owner.query(`select status from outbox_events where id = $1`, [id]);
+      expect(rows[0].status).toBe('dispatched'); // stranded: nobody is working on it
+
+      const next = new OutboxWorkerRuntime({
+        ...options,
+        db: workerDb,
+        registry: new JobRegistry().handle(stuckJob, async () => null),
+      });
+      await next.start();
+      try {
+        const row = await waitFor('the next worker to dead-letter it', async () => {
+          const r = await t.owner.query(`select status, last_error from outbox_events where id = $1`, [id]);
+          return r.rows[0].status === 'dead_letter' ? r.rows[0] : undefined;
+        });
+        expect(row.last_error).toMatch(/without its dead letter.*stalled/);
+      } finally {
+        await next.close();
+      }
+    } finally {
+      await proxy.open().catch(() => undefined);
+      release();
+      await rescuer.close();
+      await stuck.close();
+    }
+  });
+
   it('a provider refusing connections (the database answering) still counts attempts and dead-letters', async () => {
     const id = randomUUID();
     await t.owner.query(

@@ -242,6 +242,51 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
     expect(rows[0].last_error).toMatch(/poison payload for runtime.count: counter/);
   });
 
+  it('what BullMQ keeps of a failure (reason and stack trace, shown by the queue dashboard) is redacted', async () => {
+    const leakyJob = defineJob({
+      name: 'runtime.leaky',
+      queue: 'q-runtime-leaky',
+      schema: z.object({}),
+      maxAttempts: 1,
+    });
+    const local = new OutboxWorkerRuntime({
+      db: t.agentDb,
+      registry: new JobRegistry().handle(leakyJob, async () => {
+        throw new Error(
+          'provider rejected: password=hunter2 GET https://bucket.example/o?X-Amz-Signature=abc123',
+        );
+      }),
+      connection: redisOptionsFromUrl(t.info.redisUrl),
+      prefix: t.info.bullPrefix,
+    });
+    await local.start();
+    const leaky = new Queue('q-runtime-leaky', { connection: redis, prefix: t.info.bullPrefix });
+    try {
+      const id = randomUUID();
+      await t.owner.query(
+        `insert into outbox_events (id, workspace_id, queue, event_type, payload, max_attempts) values ($1, $2, 'q-runtime-leaky', $3, '{}', 1)`,
+        [id, ws, leakyJob.name],
+      );
+      await dispatch();
+      const failed = await waitFor('the job to fail', async () => {
+        const j = await leaky.getJob(id);
+        return j?.failedReason ? j : undefined;
+      });
+      const kept = JSON.stringify({ reason: failed.failedReason, stack: failed.stacktrace });
+      expect(kept).toContain('provider rejected: password=[REDACTED]');
+      expect(kept).toMatch(/at .*worker-runtime\.integration-spec/); // the frames are still there
+      for (const secret of ['hunter2', 'abc123', 'X-Amz-Signature']) expect(kept).not.toContain(secret);
+      const { rows } = await t.owner.query(`select status, last_error from outbox_events where id = $1`, [
+        id,
+      ]);
+      expect(rows[0].status).toBe('dead_letter');
+      expect(rows[0].last_error).not.toMatch(/hunter2|abc123/);
+    } finally {
+      await local.close();
+      await leaky.close();
+    }
+  });
+
   it('a job whose worker died mid-run too often is dead-lettered, not left dispatched', async () => {
     const stuckJob = defineJob({
       name: 'runtime.stuck',

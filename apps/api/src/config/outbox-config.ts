@@ -41,6 +41,8 @@ const schema = z
     OUTBOX_NUDGE: z.enum(['redis', 'off']).default('redis'),
 
     OUTBOX_WORKER_CONCURRENCY: int(1, 1000, 16),
+    /** How often a worker looks for failed jobs whose event never got its dead letter; 0 = never. */
+    OUTBOX_FAILED_SWEEP_INTERVAL_MS: int(0, 86_400_000, 60_000),
     /**
      * How long a dispatcher or worker may take to stop on SIGTERM (finish its in-flight work,
      * release its leases) before it exits 1 anyway. Keep it below the supervisor's own grace.

@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import { Queue, UnrecoverableError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { seedWorkspace, useTestDatabase } from '@listing/testing';
+import { z } from 'zod';
+import {
+  bullmqConnection,
+  defineJob,
+  FailedJobSweep,
+  JobRegistry,
+  OutboxDispatcher,
+  OutboxWorkerRuntime,
+  QueueProducer,
+  redisOptionsFromUrl,
+} from '../src';
+import { connectedRedis, insertEvents, waitFor } from './helpers';
+
+const t = useTestDatabase();
+
+/**
+ * Events whose job BullMQ failed for good without the worker's dead letter. Here a plain BullMQ
+ * worker fails the jobs (an UnrecoverableError, no outbox runtime): the state a worker leaves when
+ * it stops between BullMQ failing a stalled job and its dead-letter write.
+ */
+describe('FailedJobSweep (real PostgreSQL and Redis)', () => {
+  let redis: Redis;
+  let producer: QueueProducer;
+  let prefix: string;
+  let n = 0;
+
+  beforeAll(async () => {
+    redis = await connectedRedis(t.info.redisUrl);
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
+  beforeEach(() => {
+    prefix = `${t.info.bullPrefix}-failed${++n}`;
+    producer = new QueueProducer(redis, prefix);
+  });
+  afterEach(async () => {
+    await producer.close();
+  });
+
+  /** Dispatches the pending events, then fails every job of `queue` outside the outbox runtime. */
+  async function dispatchAndFail(queue: string, count: number): Promise<void> {
+    await new OutboxDispatcher({ db: t.agentDb, producer }).drain();
+    let failed = 0;
+    const worker = new Worker(
+      queue,
+      async () => {
+        throw new UnrecoverableError('vendor said no: token=s3cr3t-t0ken-value');
+      },
+      { connection: bullmqConnection(t.info.redisUrl), prefix },
+    );
+    worker.on('failed', () => failed++);
+    await waitFor(`${count} jobs failed`, async () => failed === count);
+    await worker.close();
+  }
+
+  const statuses = async (ids: readonly string[]) =>
+    (
+      await t.owner.query<{ id: string; status: string; last_error: string | null }>(
+        `select id, status, last_error from outbox_events where id = any($1::uuid[]) order by id`,
+        [ids],
+      )
+    ).rows;
+
+  it('dead-letters dispatched events whose job failed, with a redacted error, and leaves the others alone', async () => {
+    const ws = (await seedWorkspace(t.owner)).workspaceId;
+    const [stranded, alreadyDead, retried] = await insertEvents(t.owner, ws, 3, { queue: 'q-failed' });
+    // A system job (not an outbox event) fails in the same queue.
+    const system = new Queue('q-failed', { connection: redis, prefix });
+    await system.add('outbox.retention', {}, { jobId: 'retention-1' });
+    await system.close();
+    await dispatchAndFail('q-failed', 4);
+    // One was dead-lettered by its worker as usual, one is pending again (an operator's retry).
+    await t.owner.query(
+      `update outbox_events set status = 'dead_letter', last_error = 'by the worker' where id = $1`,
+      [alreadyDead],
+    );
+    await t.owner.query(`update outbox_events set status = 'pending', dispatched_at = null where id = $1`, [
+      retried,
+    ]);
+
+    const sweep = new FailedJobSweep({ db: t.agentDb, redis, prefix, queues: ['q-failed'] });
+    expect(await sweep.run()).toBe(1);
+    const rows = await statuses([stranded!, alreadyDead!, retried!]);
+    const byId = Object.fromEntries(rows.map((r) => [r.id, r]));
+    expect(byId[stranded!]!.status).toBe('dead_letter');
+    expect(byId[stranded!]!.last_error).toMatch(
+      /without its dead letter: vendor said no: token=\[REDACTED\]/,
+    );
+    expect(byId[stranded!]!.last_error).not.toContain('s3cr3t');
+    expect(byId[alreadyDead!]).toMatchObject({ status: 'dead_letter', last_error: 'by the worker' });
+    expect(byId[retried!]!.status).toBe('pending');
+    expect(await sweep.run()).toBe(0);
+  });
+
+  it('pages through a failed set larger than a page, also where many jobs failed in the same millisecond', async () => {
+    const ws = (await seedWorkspace(t.owner)).workspaceId;
+    const ids = await insertEvents(t.owner, ws, 23, { queue: 'q-failed-many' });
+    await dispatchAndFail('q-failed-many', 23);
+    // Fifteen of them with one finish time: more than a page of equal scores.
+    const failedKey = `${prefix}:q-failed-many:failed`;
+    for (const id of ids.slice(0, 15)) await redis.zadd(failedKey, 1000, id);
+    const sweep = new FailedJobSweep({
+      db: t.agentDb,
+      redis,
+      prefix,
+      queues: ['q-failed-many'],
+      pageSize: 4,
+    });
+    expect(await sweep.run()).toBe(23);
+    expect((await statuses(ids)).every((r) => r.status === 'dead_letter')).toBe(true);
+  });
+
+  it('a running worker runtime sweeps periodically, not only at start', async () => {
+    const ws = (await seedWorkspace(t.owner)).workspaceId;
+    const job = defineJob({ name: 'failed.periodic', queue: 'q-failed-periodic', schema: z.object({}) });
+    const runtime = new OutboxWorkerRuntime({
+      db: t.agentDb,
+      registry: new JobRegistry().handle(job, async () => null),
+      connection: redisOptionsFromUrl(t.info.redisUrl),
+      prefix,
+      failedSweepIntervalMs: 100,
+    });
+    await runtime.start();
+    try {
+      await new Promise((r) => setTimeout(r, 300)); // the sweep at start is over
+      // Its own workers would run a new job: this one lands in the failed set the way a worker that
+      // died after BullMQ failed it leaves it (the fields the sweep reads, as BullMQ writes them).
+      const id = randomUUID();
+      await t.owner.query(
+        `insert into outbox_events (id, workspace_id, queue, event_type, payload, status, dispatched_at)
+         values ($1, $2, 'q-failed-periodic', $3, '{}', 'dispatched', now())`,
+        [id, ws, job.name],
+      );
+      await redis.hset(`${prefix}:q-failed-periodic:${id}`, {
+        name: job.name,
+        data: JSON.stringify({ v: 1, workspaceId: ws, payload: {}, createdAt: Date.now() }),
+        failedReason: 'job stalled more than allowable limit',
+        attemptsMade: '1',
+      });
+      await redis.zadd(`${prefix}:q-failed-periodic:failed`, Date.now(), id);
+      await waitFor('the periodic sweep', async () => (await statuses([id]))[0]!.status === 'dead_letter');
+    } finally {
+      await runtime.close();
+    }
+  });
+});

@@ -5,8 +5,9 @@
 -- list and retention: ids and metadata of every workspace's events, without a workspace bound.
 -- The dispatcher, the worker and the operator CLI now connect as outbox_agent, which
 -- `pnpm db:setup` creates (packages/db/src/roles.ts): NOBYPASSRLS, a member of app_user (its table
--- privileges), plus the functions below (and 013's). app_user keeps outbox_stats() (aggregates
--- only: the api's backlog metrics) and app_delete_expired_idempotency().
+-- privileges), plus the functions below (and 013's) and the writes on the outbox tables. The api
+-- appends events (INSERT) and reads its own workspace's; it keeps outbox_stats() (aggregates only:
+-- its backlog metrics) and app_delete_expired_idempotency().
 DO $$
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'outbox_agent') THEN
@@ -30,3 +31,10 @@ GRANT EXECUTE ON FUNCTION outbox_purge_dispatched(timestamptz, integer) TO outbo
 GRANT EXECUTE ON FUNCTION outbox_purge_inbox(timestamptz, integer) TO outbox_agent;
 GRANT EXECUTE ON FUNCTION outbox_claim_due(uuid, text, integer, integer) TO outbox_agent;
 GRANT EXECUTE ON FUNCTION outbox_mark_dispatched(text, uuid[]) TO outbox_agent;
+
+-- Changing an event's state is the agent's too: bound to its own workspace, the api could
+-- otherwise still mark its events dispatched, or delete them, with a plain UPDATE or DELETE.
+REVOKE UPDATE, DELETE ON outbox_events FROM app_user;
+REVOKE INSERT, UPDATE, DELETE ON outbox_inbox FROM app_user;
+GRANT UPDATE, DELETE ON outbox_events TO outbox_agent;
+GRANT INSERT, UPDATE, DELETE ON outbox_inbox TO outbox_agent;

@@ -5,8 +5,9 @@ import type { Client } from 'pg';
  * RLS so the narrow SECURITY DEFINER functions it owns can see across workspaces. The
  * application role (the api) owns nothing and is subject to RLS everywhere. The outbox agent
  * (dispatcher, worker, operator CLI) is the application role plus the outbox's cross-workspace
- * functions (discovery, claim, mark, dead letters, retention, lost jobs; sql/013): the api, which
- * faces the internet, cannot list or dispatch another workspace's events.
+ * functions (discovery, claim, mark, dead letters, retention, lost jobs) and the writes on the
+ * outbox tables (sql/012, sql/013): the api, which faces the internet, can append events but can
+ * neither list another workspace's nor dispatch any.
  */
 export const OWNER_ROLE = 'listing_owner';
 export const APP_ROLE = 'app_user';
@@ -28,7 +29,7 @@ export async function ensureRoles(admin: Client, passwords: RolePasswords): Prom
     `LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEROLE NOCREATEDB INHERIT`,
     passwords.agent,
   );
-  // Inherits every privilege of the application role; sql/013 grants it the rest.
+  // Inherits every privilege of the application role; sql/012 and 013 grant it the rest.
   try {
     await admin.query(`GRANT ${APP_ROLE} TO ${AGENT_ROLE}`);
   } catch (error) {

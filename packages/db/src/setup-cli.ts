@@ -22,6 +22,13 @@ async function main() {
   const ownerPassword = process.env.OWNER_DATABASE_PASSWORD ?? OWNER_ROLE;
   const appPassword = decodeURIComponent(new URL(appUrl).password) || APP_ROLE;
   const agentUrl = process.env.OUTBOX_DATABASE_URL;
+  // The defaults are public development passwords, and an existing role gets the password given
+  // here: in production a forgotten variable must not reset a role to one of them.
+  if (process.env.NODE_ENV === 'production') {
+    const missing = ['OUTBOX_DATABASE_URL', 'OWNER_DATABASE_PASSWORD'].filter((v) => !process.env[v]);
+    if (missing.length)
+      throw new Error(`NODE_ENV=production needs ${missing.join(' and ')} (no default passwords)`);
+  }
   const agentPassword = (agentUrl && decodeURIComponent(new URL(agentUrl).password)) || AGENT_ROLE;
   const name = databaseName(appUrl);
 

@@ -99,8 +99,9 @@ describe('workspace row-level security as app_user', () => {
         sql`select workspace_id from outbox_events union all select workspace_id from idempotency_requests`,
       );
       expect(rows.rows.map((r) => r.workspace_id)).toEqual([a.workspaceId, a.workspaceId]);
+      // (app_user may not update outbox events at all: sql/012; idempotency records it may.)
       const upd = await t.db.executor.execute(
-        sql`update outbox_events set last_error = 'x' where workspace_id = ${b.workspaceId}`,
+        sql`update idempotency_requests set expires_at = expires_at + interval '1 day' where workspace_id = ${b.workspaceId}`,
       );
       expect(upd.rowCount).toBe(0);
       const del = await t.db.executor.execute(
@@ -113,7 +114,7 @@ describe('workspace row-level security as app_user', () => {
       await failure(
         t.db.withWorkspace(a.workspaceId, () =>
           t.db.executor.execute(
-            sql`update outbox_events set workspace_id = ${b.workspaceId} where workspace_id = ${a.workspaceId}`,
+            sql`update idempotency_requests set workspace_id = ${b.workspaceId} where workspace_id = ${a.workspaceId}`,
           ),
         ),
       ),

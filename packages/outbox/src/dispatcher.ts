@@ -199,6 +199,7 @@ export class OutboxDispatcher {
   start(): void {
     if (this.loop) return;
     this.stopping = false;
+    this.recovery?.resume();
     this.loop = this.run();
   }
 
@@ -736,8 +737,8 @@ export class OutboxDispatcher {
    */
   private maybeCheckForLostJobs(): void {
     const recovery = this.recovery;
-    if (!recovery || this.recoveryRun || Date.now() - this.lastRecoveryCheck < this.recoveryIntervalMs)
-      return;
+    if (!recovery || this.stopping || this.recoveryRun) return;
+    if (Date.now() - this.lastRecoveryCheck < this.recoveryIntervalMs) return;
     this.lastRecoveryCheck = Date.now();
     this.recoveryRun = recovery
       .check()

@@ -18,9 +18,11 @@ export interface LostJobRecoveryOptions {
   /**
    * The dispatch lease (ms). A job added to the old server just before it went down can be
    * marked dispatched after the first sweep has passed it; a second sweep over the events
-   * dispatched since the restart, once Redis has been up for two leases, finds it.
+   * dispatched since the first, two leases later, finds it.
    */
   readonly leaseMs: number;
+  /** Added to the two leases before the second sweep (ms, default 5000; tests shorten it). */
+  readonly settleMarginMs?: number;
   /** Events checked per page (one listing, one pipelined EXISTS per queue, one update per workspace). */
   readonly pageSize?: number;
   /** The sweep lock's time to live, renewed after every page (ms). */
@@ -41,12 +43,22 @@ export interface RecoveryReport {
   readonly complete: boolean;
 }
 
-/** Completed-job ages and uptimes come from other clocks than PostgreSQL's dispatch times. */
+/** Completed-job ages and dispatchers' clocks are other clocks than PostgreSQL's dispatch times. */
 const CLOCK_MARGIN_MS = 60_000;
-const SETTLE_MARGIN_MS = 5000;
 
-/** Recorded after a sweep made while Redis was younger than a lease: one more, shorter, is due. */
-const TAIL_PENDING = ':tail-pending';
+/**
+ * The record after the first sweep of a run: `<run id>:second-sweep-from:<ms>`. The second sweep
+ * covers the events dispatched since then (minus the clock margin).
+ */
+const SECOND_SWEEP = ':second-sweep-from:';
+
+function parseMarker(value: string | null): { runId: string; secondSweepFrom: number | null } | null {
+  if (!value) return null;
+  const i = value.indexOf(SECOND_SWEEP);
+  if (i < 0) return { runId: value, secondSweepFrom: null };
+  const from = Number(value.slice(i + SECOND_SWEEP.length));
+  return { runId: value.slice(0, i), secondSweepFrom: Number.isFinite(from) ? from : 0 };
+}
 
 const RELEASE_IF_OWNER = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
 const RENEW_IF_OWNER = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0`;
@@ -60,7 +72,9 @@ const RENEW_IF_OWNER = `if redis.call('get', KEYS[1]) == ARGV[1] then return red
  * run id swept is kept beside BullMQ's keys, so a restart shows as a difference (and a Redis that
  * lost everything has lost that key too). Then one dispatcher (a lock) walks the events dispatched
  * within the window, looks their jobs up, and requeues those without one; the dispatcher delivers
- * them again. Workers are re-entrant, so a job that had in fact run is absorbed as a redelivery.
+ * them again. Two leases later a second sweep covers what was marked dispatched since the first (a
+ * mark can arrive late for an add the old server took with it). Workers are re-entrant, so a job
+ * that had in fact run is absorbed as a redelivery.
  *
  * One BullMQ prefix per database: a second prefix over the same outbox would see the first one's
  * jobs as lost.
@@ -70,6 +84,7 @@ export class LostJobRecovery {
   private readonly logger: OutboxLogger;
   private readonly pageSize: number;
   private readonly lockTtlMs: number;
+  private readonly settleMarginMs: number;
   private stopped = false;
 
   constructor(private readonly options: LostJobRecoveryOptions) {
@@ -77,6 +92,7 @@ export class LostJobRecovery {
     this.logger = options.logger ?? silentLogger;
     this.pageSize = options.pageSize ?? 1000;
     this.lockTtlMs = options.lockTtlMs ?? 60_000;
+    this.settleMarginMs = options.settleMarginMs ?? 5000;
   }
 
   private get runKey(): string {
@@ -88,32 +104,38 @@ export class LostJobRecovery {
   }
 
   /**
-   * Sweeps if Redis has restarted since the last sweep (or lost the record of it). Returns the
-   * sweep's report, or null when Redis has not restarted or another dispatcher is sweeping.
+   * Sweeps if Redis has a run id no sweep has been recorded for (a first start, a restart, a
+   * failover, or data lost with the record), and once more over the events dispatched since, when
+   * the marks that could still arrive for adds the old server took have arrived. Returns the
+   * sweep's report, or null when no sweep was due or another dispatcher holds the lock.
    */
   async check(): Promise<RecoveryReport | null> {
-    this.stopped = false;
+    if (this.stopped) return null;
     const redis = this.options.producer.redis;
-    const { runId, uptimeMs } = await this.options.producer.redisServer();
-    const swept = await redis.get(this.runKey);
-    if (swept === runId) return null;
-    // A mark may come up to a lease (plus the reclaim that ends it) after its claim: until Redis
-    // has been up that long, marks of adds made to the old server may still arrive.
-    const settled = uptimeMs > 2 * this.options.leaseMs + SETTLE_MARGIN_MS;
-    const tail = swept === `${runId}${TAIL_PENDING}`;
-    if (tail && !settled) return null;
+    const runId = await this.options.producer.redisRunId();
+    const marker = parseMarker(await redis.get(this.runKey));
+    if (marker?.runId === runId && marker.secondSweepFrom === null) return null;
+    const second = marker?.runId === runId ? marker.secondSweepFrom : null;
+    const now = Date.now();
+    // A mark may come up to a lease, plus the reclaim that ends it, after its claim.
+    if (second !== null && now - second < 2 * this.options.leaseMs + this.settleMarginMs) return null;
     if ((await redis.set(this.lockKey, this.options.owner, 'PX', this.lockTtlMs, 'NX')) !== 'OK') return null;
     try {
-      const since = tail
-        ? Date.now() - uptimeMs - CLOCK_MARGIN_MS
-        : Date.now() - Math.max(0, this.options.windowSec * 1000 - CLOCK_MARGIN_MS);
-      this.logger.warn('redis restarted or lost data: looking for dispatched events whose job is gone', {
-        redisRunId: runId,
-        since: new Date(since).toISOString(),
-      });
+      // Completed jobs are kept windowSec from their finish; an event is marked up to two leases
+      // after its job was added (and maybe finished), on another clock.
+      const oldest =
+        now - Math.max(0, this.options.windowSec * 1000 - CLOCK_MARGIN_MS - 2 * this.options.leaseMs);
+      const since = second === null ? oldest : Math.max(oldest, second - CLOCK_MARGIN_MS);
+      this.logger.info(
+        second === null
+          ? 'no lost-job sweep recorded for this Redis run (first start, restart, failover or lost data): sweeping'
+          : 'second lost-job sweep for this Redis run (marks that arrived late)',
+        { redisRunId: runId, since: new Date(since).toISOString() },
+      );
       const report = await this.sweep(runId, new Date(since));
       // Recorded only after a whole sweep: one cut short runs again from the start next time.
-      if (report.complete) await redis.set(this.runKey, settled ? runId : `${runId}${TAIL_PENDING}`);
+      if (report.complete)
+        await redis.set(this.runKey, second === null ? `${runId}${SECOND_SWEEP}${now}` : runId);
       const log = report.requeued ? this.logger.warn : this.logger.info;
       log.call(this.logger, 'lost-job sweep finished', {
         ...report,
@@ -123,6 +145,11 @@ export class LostJobRecovery {
     } finally {
       await redis.eval(RELEASE_IF_OWNER, 1, this.lockKey, this.options.owner).catch(() => undefined);
     }
+  }
+
+  /** Lets sweeps run again after stop() (the dispatcher restarted). */
+  resume(): void {
+    this.stopped = false;
   }
 
   /** Ends a sweep in progress after its current page. */

@@ -118,13 +118,11 @@ export class QueueProducer {
     });
   }
 
-  /** The Redis server's run id (a new one after every restart or failover) and its uptime. */
-  async redisServer(): Promise<{ runId: string; uptimeMs: number }> {
-    const info = await this.connection.info('server');
-    const runId = /^run_id:(\w+)/m.exec(info)?.[1];
-    const uptime = /^uptime_in_seconds:(\d+)/m.exec(info)?.[1];
-    if (!runId || uptime === undefined) throw new Error('Redis INFO server has no run_id or uptime');
-    return { runId, uptimeMs: Number(uptime) * 1000 };
+  /** The Redis server's run id: a new one after every restart, and another server's on failover. */
+  async redisRunId(): Promise<string> {
+    const runId = /^run_id:(\w+)/m.exec(await this.connection.info('server'))?.[1];
+    if (!runId) throw new Error('Redis INFO server has no run_id');
+    return runId;
   }
 
   /** The connection and key prefix, for the outbox's own keys beside BullMQ's. */

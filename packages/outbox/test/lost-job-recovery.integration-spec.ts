@@ -19,13 +19,8 @@ describe('LostJobRecovery (real PostgreSQL and Redis)', () => {
   let prefix: string;
   let producer: QueueProducer;
 
-  const uptimeS = async () => Number(/^uptime_in_seconds:(\d+)/m.exec(await redis.info('server'))![1]);
-
   beforeAll(async () => {
     redis = await connectedRedis(t.info.redisUrl);
-    // A sweep is final once Redis has been up for two leases (1 s here) and 5 s: a server CI has
-    // just started must get there first, or every sweep would ask for a second one.
-    await waitFor('Redis up for 8 s', async () => (await uptimeS()) >= 8, 15_000, 250);
   });
   afterAll(async () => {
     await redis.quit();
@@ -45,7 +40,8 @@ describe('LostJobRecovery (real PostgreSQL and Redis)', () => {
       producer,
       owner: 'test-sweeper',
       windowSec: 3600,
-      leaseMs: 1000,
+      leaseMs: 1, // with no margin: the second sweep is due at once
+      settleMarginMs: 0,
       ...options,
     });
 
@@ -59,11 +55,15 @@ describe('LostJobRecovery (real PostgreSQL and Redis)', () => {
     return ids;
   }
 
-  /** Every key of the deployment's prefix deleted: what a Redis restarted without persistence holds. */
+  /**
+   * Every key of the deployment's prefix deleted at once (one DEL: a running dispatcher must not
+   * see a half-emptied Redis), as a Redis restarted without persistence holds it.
+   */
   async function loseEverything(): Promise<void> {
-    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) {
-      if ((keys as string[]).length) await redis.del(...(keys as string[]));
-    }
+    const keys: string[] = [];
+    for await (const batch of redis.scanStream({ match: `${prefix}:*`, count: 1000 }))
+      keys.push(...(batch as string[]));
+    if (keys.length) await redis.del(...keys);
   }
 
   async function jobsIn(queue: string): Promise<number> {
@@ -102,8 +102,11 @@ describe('LostJobRecovery (real PostgreSQL and Redis)', () => {
     await new OutboxDispatcher({ db: t.agentDb, producer, batchSize: 100 }).drain();
     expect(await statusCounts(t.owner)).toEqual({ dispatched: ids.length });
     expect((await jobsIn('q-lost-1')) + (await jobsIn('q-lost-2'))).toBe(ids.length - 1);
-    // Recorded: the same Redis run is not swept twice.
-    expect(await redis.get(runKey())).toBe(await currentRunId());
+    // Recorded: then only the second, short sweep is due, and after it nothing.
+    const runId = await currentRunId();
+    expect(await redis.get(runKey())).toMatch(new RegExp(`^${runId}:second-sweep-from:\\d+$`));
+    expect(await recovery().check()).toMatchObject({ checked: ids.length - 1, requeued: 0 });
+    expect(await redis.get(runKey())).toBe(runId);
     expect(await recovery().check()).toBeNull();
   });
 
@@ -142,30 +145,25 @@ describe('LostJobRecovery (real PostgreSQL and Redis)', () => {
     expect(await redis.exists(`${prefix}:outbox:lost-job-sweep`)).toBe(0); // released after the sweep
   });
 
-  it('a sweep made while Redis is younger than two leases is followed by a second one over the events dispatched since the restart', async () => {
+  it('the second sweep waits two leases after the first, then covers the events dispatched since the first', async () => {
     const ws = await seedWorkspace(t.owner);
-    const ids = await dispatched([ws.workspaceId], ['q-tail'], 4);
-    const upS = await uptimeS();
-    // A lease longer than the server has been up: the first sweep cannot be the last.
-    const young = recovery({ leaseMs: (upS + 3600) * 1000 });
-    expect(await young.check()).toMatchObject({ checked: 4, requeued: 0 });
-    const runId = await currentRunId();
-    expect(await redis.get(runKey())).toBe(`${runId}:tail-pending`);
-    expect(await young.check()).toBeNull(); // still too young: wait
+    const ids = await dispatched([ws.workspaceId], ['q-second'], 4);
+    expect(await recovery().check()).toMatchObject({ checked: 4, requeued: 0 });
+    // Two leases of an hour have not passed: no second sweep yet.
+    expect(await recovery({ leaseMs: 3_600_000 }).check()).toBeNull();
 
     // A mark that arrived after the first sweep, for a job the old server took down with it; and
-    // an event dispatched before the server started, whose job is gone as well.
-    const q = new Queue('q-tail', { connection: redis, prefix });
+    // an event dispatched well before the first sweep (it was checked then), whose job is gone now.
+    const q = new Queue('q-second', { connection: redis, prefix });
     expect(await q.remove(ids[1]!)).toBe(1);
     expect(await q.remove(ids[2]!)).toBe(1);
     await q.close();
     await t.owner.query(
-      `update outbox_events set dispatched_at = now() - make_interval(secs => $2::integer + 120) where id = $1`,
-      [ids[2], upS],
+      `update outbox_events set dispatched_at = now() - interval '10 minutes' where id = $1`,
+      [ids[2]],
     );
-    const settled = recovery({ leaseMs: 1000 });
-    expect(await settled.check()).toMatchObject({ checked: 3, requeued: 1 });
-    expect(await redis.get(runKey())).toBe(runId);
+    expect(await recovery().check()).toMatchObject({ checked: 3, requeued: 1 });
+    expect(await redis.get(runKey())).toBe(await currentRunId());
     const { rows } = await t.owner.query(`select id from outbox_events where status = 'pending'`);
     expect(rows.map((r) => r.id)).toEqual([ids[1]]);
   });

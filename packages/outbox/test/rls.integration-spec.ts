@@ -56,6 +56,14 @@ describe('outbox events under row-level security, as app_user and as outbox_agen
       expect(await refusal(t.db.withWorkspace(a, () => t.db.executor.execute(call)))).toBe('42501');
       expect(await refusal(t.agentDb.executor.execute(call))).toBe('ran');
     }
+    // Nor change an event of its own workspace by hand; appending one is what it does.
+    for (const write of [
+      sql`update outbox_events set status = 'dispatched', dispatched_at = now()`,
+      sql`delete from outbox_events`,
+      sql`insert into outbox_inbox (workspace_id, handler, event_id) values (${a}, 'h', ${ids[0]})`,
+    ]) {
+      expect(await refusal(t.db.withWorkspace(a, () => t.db.executor.execute(write)))).toBe('42501');
+    }
     // Aggregates only: the api's backlog metrics.
     await expect(t.db.executor.execute(sql`select * from outbox_stats()`)).resolves.toBeDefined();
     expect(await statusCounts(t.owner)).toEqual({ pending: 10 });

@@ -185,9 +185,14 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
     expect(job.attemptsMade).toBe(1);
   });
 
-  it('a job BullMQ fails for stalling while the database is gone is dead-lettered once it returns', async () => {
-    const stuckQueue = 'q-outage-stuck';
-    const stuckJob = defineJob({ name: 'outage.stuck', queue: stuckQueue, schema: z.object({}) });
+  /**
+   * A job whose worker died mid-run, then BullMQ failing it for stalling (maxStalledCount 0) in a
+   * second runtime, the rescuer, whose database is cut: its dead-letter write cannot happen.
+   * `runtime()` builds another runtime for the same job; `cleanUp()` reopens the proxy, lets the
+   * orphaned handler end and closes what is left.
+   */
+  async function strandStalledJob(queueName: string) {
+    const stuckJob = defineJob({ name: `${queueName}.job`, queue: queueName, schema: z.object({}) });
     const options = {
       connection: redisOptionsFromUrl(t.info.redisUrl),
       prefix: t.info.bullPrefix,
@@ -196,97 +201,79 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
       maxStalledCount: 0,
       databaseRetryMs: 100,
     };
-    const id = randomUUID();
-    await t.owner.query(
-      `insert into outbox_events (id, workspace_id, queue, event_type, payload) values ($1, $2, $3, $4, '{}')`,
-      [id, ws, stuckQueue, stuckJob.name],
-    );
-    const { release } = await stallJob(t.agentDb, options, stuckJob, () =>
-      new OutboxDispatcher({ db: t.agentDb, producer }).drain(),
-    );
-    await proxy.cut();
-    // The rescuer's stall check fails the job while its database is unreachable.
-    const rescuer = new OutboxWorkerRuntime({
-      ...options,
-      db: workerDb,
-      registry: new JobRegistry().handle(stuckJob, async () => null),
-    });
-    await rescuer.start();
-    const stuck = new Queue(stuckQueue, { connection: redis, prefix: t.info.bullPrefix });
-    try {
-      await waitFor('BullMQ to fail the stalled job', async () => (await stuck.getJob(id))?.failedReason);
-      await new Promise((r) => setTimeout(r, 500)); // a few dead-letter tries against the cut proxy
-      const { rows } = await t.owner.query(`select status from outbox_events where id = $1`, [id]);
-      expect(rows[0].status).toBe('dispatched');
-      await proxy.open();
-      const row = await waitFor('the event to be dead-lettered', async () => {
-        const r = await t.owner.query(`select status, last_error from outbox_events where id = $1`, [id]);
-        return r.rows[0].status === 'dead_letter' ? r.rows[0] : undefined;
-      });
-      expect(row.last_error).toMatch(/stalled/);
-    } finally {
-      await proxy.open().catch(() => undefined); // already open unless the test failed early
-      release(); // let the orphaned handler end so its pooled connection comes back
-      await rescuer.close();
-      await stuck.close();
-    }
-  });
-
-  it('a stalled job failed while the database is gone, whose worker then stops, is dead-lettered by the next worker to start', async () => {
-    const stuckQueue = 'q-outage-orphan';
-    const stuckJob = defineJob({ name: 'outage.orphan', queue: stuckQueue, schema: z.object({}) });
-    const options = {
-      connection: redisOptionsFromUrl(t.info.redisUrl),
-      prefix: t.info.bullPrefix,
-      lockDurationMs: 500,
-      stalledIntervalMs: 300,
-      maxStalledCount: 0,
-      databaseRetryMs: 100,
-    };
-    const id = randomUUID();
-    await t.owner.query(
-      `insert into outbox_events (id, workspace_id, queue, event_type, payload) values ($1, $2, $3, $4, '{}')`,
-      [id, ws, stuckQueue, stuckJob.name],
-    );
-    const { release } = await stallJob(t.agentDb, options, stuckJob, () =>
-      new OutboxDispatcher({ db: t.agentDb, producer }).drain(),
-    );
-    await proxy.cut();
-    const rescuer = new OutboxWorkerRuntime({
-      ...options,
-      db: workerDb,
-      registry: new JobRegistry().handle(stuckJob, async () => null),
-    });
-    await rescuer.start();
-    const stuck = new Queue(stuckQueue, { connection: redis, prefix: t.info.bullPrefix });
-    try {
-      await waitFor('BullMQ to fail the stalled job', async () => (await stuck.getJob(id))?.failedReason);
-      await rescuer.close(); // stops before the database is back: its dead-letter retries end with it
-      await proxy.open();
-      await new Promise((r) => setTimeout(r, 300));
-      const { rows } = await t.owner.query(`select status from outbox_events where id = $1`, [id]);
-      expect(rows[0].status).toBe('dispatched'); // stranded: nobody is working on it
-
-      const next = new OutboxWorkerRuntime({
+    const runtime = () =>
+      new OutboxWorkerRuntime({
         ...options,
         db: workerDb,
         registry: new JobRegistry().handle(stuckJob, async () => null),
       });
+    const id = randomUUID();
+    await t.owner.query(
+      `insert into outbox_events (id, workspace_id, queue, event_type, payload) values ($1, $2, $3, $4, '{}')`,
+      [id, ws, queueName, stuckJob.name],
+    );
+    const { release } = await stallJob(t.agentDb, options, stuckJob, () =>
+      new OutboxDispatcher({ db: t.agentDb, producer }).drain(),
+    );
+    await proxy.cut();
+    const rescuer = runtime();
+    await rescuer.start();
+    const stuck = new Queue(queueName, { connection: redis, prefix: t.info.bullPrefix });
+    const cleanUp = async () => {
+      await proxy.open().catch(() => undefined); // already open unless the test failed early
+      release(); // let the orphaned handler end so its pooled connection comes back
+      await rescuer.close();
+      await stuck.close();
+    };
+    try {
+      await waitFor('BullMQ to fail the stalled job', async () => (await stuck.getJob(id))?.failedReason);
+    } catch (error) {
+      await cleanUp();
+      throw error;
+    }
+    return { id, rescuer, runtime, cleanUp };
+  }
+
+  const eventRow = async (id: string) =>
+    (await t.owner.query(`select status, last_error from outbox_events where id = $1`, [id])).rows[0];
+
+  it('a job BullMQ fails for stalling while the database is gone is dead-lettered once it returns', async () => {
+    const { id, cleanUp } = await strandStalledJob('q-outage-stuck');
+    try {
+      await new Promise((r) => setTimeout(r, 500)); // a few dead-letter tries against the cut proxy
+      expect((await eventRow(id)).status).toBe('dispatched');
+      await proxy.open();
+      const row = await waitFor('the event to be dead-lettered', async () => {
+        const r = await eventRow(id);
+        return r.status === 'dead_letter' ? r : undefined;
+      });
+      expect(row.last_error).toMatch(/stalled/);
+    } finally {
+      await cleanUp();
+    }
+  });
+
+  it('a stalled job failed while the database is gone, whose worker then stops, is dead-lettered by the next worker to start', async () => {
+    const { id, rescuer, runtime, cleanUp } = await strandStalledJob('q-outage-orphan');
+    try {
+      await rescuer.close(); // stops before the database is back: its dead-letter retries end with it
+      await proxy.open();
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await eventRow(id)).status).toBe('dispatched'); // stranded: nobody is working on it
+
+      const next = runtime();
       await next.start();
       try {
         const row = await waitFor('the next worker to dead-letter it', async () => {
-          const r = await t.owner.query(`select status, last_error from outbox_events where id = $1`, [id]);
-          return r.rows[0].status === 'dead_letter' ? r.rows[0] : undefined;
+          const r = await eventRow(id);
+          return r.status === 'dead_letter' ? r : undefined;
         });
         expect(row.last_error).toMatch(/without its dead letter.*stalled/);
       } finally {
         await next.close();
       }
     } finally {
-      await proxy.open().catch(() => undefined);
-      release();
-      await rescuer.close();
-      await stuck.close();
+      await cleanUp();
     }
   });
 

@@ -620,6 +620,12 @@ async function main() {
   const agentDb = new Database({ connectionString: AGENT_URL, max: 2, applicationName: 'bench-claim' });
   notifySql = sql`select pg_notify('outbox_bench', '')`;
   const redis = new Redis(REDIS_URL);
+  // Steady state: this Redis run counts as swept for lost jobs (packages/outbox/src/
+  // lost-job-recovery.ts), as in a deployment past its first start. Otherwise the dispatchers'
+  // one-off sweeps of a new run (the second one two leases after the first) would walk the bench's
+  // own events in the middle of a measurement. The periodic run-id check itself stays on.
+  const runId = /^run_id:(\w+)/m.exec(await redis.info('server'))[1];
+  await redis.set(`${PREFIX}:outbox:swept-redis-run`, runId);
   const workspaces = await seedWorkspaces(owner, 10);
   const result = { started: started.toISOString(), events: EVENTS, reps: REPS, prefix: PREFIX };
 

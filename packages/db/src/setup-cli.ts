@@ -19,17 +19,27 @@ import {
 async function main() {
   const adminUrl = process.env.ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const appUrl = process.env.DATABASE_URL ?? 'postgres://app_user:app_user@127.0.0.1:5432/listing';
-  const ownerPassword = process.env.OWNER_DATABASE_PASSWORD ?? OWNER_ROLE;
-  const appPassword = decodeURIComponent(new URL(appUrl).password) || APP_ROLE;
   const agentUrl = process.env.OUTBOX_DATABASE_URL;
-  // The defaults are public development passwords, and an existing role gets the password given
-  // here: in production a forgotten variable must not reset a role to one of them.
+  const given = {
+    owner: process.env.OWNER_DATABASE_PASSWORD,
+    app: process.env.DATABASE_URL && decodeURIComponent(new URL(appUrl).password),
+    agent: agentUrl && decodeURIComponent(new URL(agentUrl).password),
+  };
+  // The fallbacks are public development passwords, and an existing role gets the password given
+  // here: in production a forgotten variable, or a URL without a password, must not reset a role
+  // to one of them.
   if (process.env.NODE_ENV === 'production') {
-    const missing = ['OUTBOX_DATABASE_URL', 'OWNER_DATABASE_PASSWORD'].filter((v) => !process.env[v]);
+    const missing = [
+      !given.app && 'DATABASE_URL (with a password)',
+      !given.agent && 'OUTBOX_DATABASE_URL (with a password)',
+      !given.owner && 'OWNER_DATABASE_PASSWORD',
+    ].filter(Boolean);
     if (missing.length)
-      throw new Error(`NODE_ENV=production needs ${missing.join(' and ')} (no default passwords)`);
+      throw new Error(`NODE_ENV=production needs ${missing.join(', ')}: no default passwords`);
   }
-  const agentPassword = (agentUrl && decodeURIComponent(new URL(agentUrl).password)) || AGENT_ROLE;
+  const ownerPassword = given.owner || OWNER_ROLE;
+  const appPassword = given.app || APP_ROLE;
+  const agentPassword = given.agent || AGENT_ROLE;
   const name = databaseName(appUrl);
 
   const admin = new Client({ connectionString: adminUrl });

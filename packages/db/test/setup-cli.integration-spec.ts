@@ -40,13 +40,17 @@ describe('db:setup (packages/db/dist/setup-cli.js)', () => {
   };
 
   it('in production, refuses to run with a default password (it would reset an existing role to it)', async () => {
+    const noPassword = new URL(target.agentUrl);
+    noPassword.password = '';
     const run = await setup({
       NODE_ENV: 'production',
       ADMIN_DATABASE_URL: target.adminUrl,
       DATABASE_URL: target.appUrl,
+      OUTBOX_DATABASE_URL: noPassword.toString(),
     });
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain('OUTBOX_DATABASE_URL and OWNER_DATABASE_PASSWORD');
+    expect(run.stderr).toContain('OUTBOX_DATABASE_URL (with a password), OWNER_DATABASE_PASSWORD');
+    expect(run.stderr).not.toMatch(/needs DATABASE_URL/); // that one has a password
     expect(await queryAs(target.ownerUrl, 'select 1 from schema_migrations')).toBe('42P01'); // nothing ran
   });
 

@@ -1,9 +1,10 @@
 import type { Database } from '@listing/db';
 import type { Redis } from 'ioredis';
 import { groupBy } from './group-by';
+import { silentLogger, type OutboxLogger } from './outbox-logger';
 import { UUID_RE } from './outbox-event';
 import { OutboxRepository, type StrandedEvent } from './outbox.repository';
-import { redactText } from './redaction';
+import { redactError, redactText } from './redaction';
 
 export interface FailedJobSweepOptions {
   readonly db: Database;
@@ -13,6 +14,7 @@ export interface FailedJobSweepOptions {
   readonly queues: readonly string[];
   /** Failed jobs looked up per round trip. */
   readonly pageSize?: number;
+  readonly logger?: OutboxLogger;
 }
 
 /** Workers stamp `finishedOn` with their own clocks: each sweep looks this far behind the last. */
@@ -24,45 +26,58 @@ const CLOCK_MARGIN_MS = 60_000;
  * event means that write never happened: BullMQ failed a job by itself (stalled too often) and the
  * worker that saw it stopped before the database answered again, or the write itself failed.
  * Nobody would ever look at that event again; this sweep does, from BullMQ's failed set (kept for
- * the failed-job age): all of it on a worker's start, then what failed since the last sweep.
+ * the failed-job age). Each queue's high-water mark (the start of the last complete sweep) is kept
+ * beside BullMQ's keys, so every worker, also a new one, reads only what failed since.
  */
 export class FailedJobSweep {
   private readonly outbox: OutboxRepository;
   private readonly pageSize: number;
-  /** Failures finished before this (ms, minus the margin) were already looked at; 0: none yet. */
-  private since = 0;
+  private readonly logger: OutboxLogger;
   private stopped = false;
 
   constructor(private readonly options: FailedJobSweepOptions) {
     this.outbox = new OutboxRepository(options.db);
     this.pageSize = options.pageSize ?? 500;
+    this.logger = options.logger ?? silentLogger;
   }
 
   stop(): void {
     this.stopped = true;
   }
 
+  private sweptUntilKey(queue: string): string {
+    return `${this.options.prefix}:outbox:failed-swept-until:${queue}`;
+  }
+
   /** One sweep over every queue; returns the events dead-lettered. */
   async run(): Promise<number> {
-    const startedAt = Date.now();
-    const from = this.since ? this.since - CLOCK_MARGIN_MS : 0;
     let deadLettered = 0;
     for (const queue of this.options.queues) {
-      const swept = await this.sweepQueue(queue, from);
-      if (swept === null) return deadLettered; // stopped: the next sweep starts from the same point
-      deadLettered += swept;
+      const redis = this.options.redis;
+      const [seconds, micros] = await redis.time(); // one clock for every worker's marks
+      const startedAt = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      const until = Number(await redis.get(this.sweptUntilKey(queue))) || 0;
+      const swept = await this.sweepQueue(queue, until ? until - CLOCK_MARGIN_MS : 0);
+      if (!swept) return deadLettered; // stopped
+      deadLettered += swept.deadLettered;
+      // Not raised when a group failed: those jobs are read again next time. Never lowered:
+      // another worker's sweep may have finished later.
+      if (swept.complete) await redis.eval(RAISE_TO, 1, this.sweptUntilKey(queue), String(startedAt));
     }
-    this.since = startedAt;
     return deadLettered;
   }
 
-  private async sweepQueue(queue: string, from: number): Promise<number | null> {
+  private async sweepQueue(
+    queue: string,
+    from: number,
+  ): Promise<{ deadLettered: number; complete: boolean } | null> {
     const failedKey = `${this.options.prefix}:${queue}:failed`;
     // Pages by score (finish time) rather than by rank: entries expiring at the low end would
     // shift ranks. `skip` steps over the entries at exactly `min` that were already read.
     let min = from;
     let skip = 0;
     let deadLettered = 0;
+    let complete = true;
     for (;;) {
       if (this.stopped) return null;
       const page = await this.options.redis.zrangebyscore(
@@ -76,8 +91,12 @@ export class FailedJobSweep {
       );
       const ids = page.filter((_, i) => i % 2 === 0);
       const outboxIds = ids.filter((id) => UUID_RE.test(id)); // system jobs (retention) have other ids
-      if (outboxIds.length) deadLettered += await this.settle(queue, outboxIds);
-      if (ids.length < this.pageSize) return deadLettered;
+      if (outboxIds.length) {
+        const settled = await this.settle(queue, outboxIds);
+        deadLettered += settled.deadLettered;
+        complete &&= settled.complete;
+      }
+      if (ids.length < this.pageSize) return { deadLettered, complete };
       const scores = page.filter((_, i) => i % 2 === 1).map(Number);
       const last = scores[scores.length - 1]!;
       const atLast = scores.filter((score) => score === last).length;
@@ -90,32 +109,64 @@ export class FailedJobSweep {
   }
 
   /** Reads the failed jobs and dead-letters those whose event is still 'dispatched'. */
-  private async settle(queue: string, ids: readonly string[]): Promise<number> {
-    const pipeline = this.options.redis.pipeline();
-    for (const id of ids)
-      pipeline.hmget(`${this.options.prefix}:${queue}:${id}`, 'data', 'failedReason', 'attemptsMade');
-    const replies = (await pipeline.exec()) ?? [];
+  private async settle(
+    queue: string,
+    ids: readonly string[],
+  ): Promise<{ deadLettered: number; complete: boolean }> {
+    // The database's clock before the jobs are read: an event dispatched again after that (an
+    // operator's retry removed the failed job, then the dispatcher re-added it) is not touched.
+    const readAt = await this.outbox.now();
+    // Membership and the job's fields in one transaction: a job no longer in the failed set (retried
+    // from the dashboard, removed) is skipped. BullMQ 6 stores attemptsMade as `atm`.
+    const failedKey = `${this.options.prefix}:${queue}:failed`;
+    const multi = this.options.redis.multi();
+    for (const id of ids) {
+      multi.zscore(failedKey, id);
+      multi.hmget(`${this.options.prefix}:${queue}:${id}`, 'data', 'failedReason', 'atm', 'attemptsMade');
+    }
+    const replies = (await multi.exec()) ?? [];
     const stranded: Array<StrandedEvent & { workspaceId: string }> = [];
     ids.forEach((id, i) => {
-      const [error, fields] = replies[i] ?? [null, null];
-      if (error) throw error;
-      const [data, reason, attempts] = (fields ?? []) as Array<string | null>;
+      const [scoreError, score] = replies[2 * i] ?? [new Error('no reply'), null];
+      const [fieldsError, fields] = replies[2 * i + 1] ?? [new Error('no reply'), null];
+      if (scoreError) throw scoreError;
+      if (fieldsError) throw fieldsError;
+      if (score === null) return; // left the failed set meanwhile
+      const [data, reason, atm, attemptsMade] = (fields ?? []) as Array<string | null>;
       const workspaceId = workspaceOf(data);
       if (!workspaceId) return; // gone meanwhile (age), or not an outbox job
       stranded.push({
         id,
         workspaceId,
-        attempts: Number(attempts ?? 0) || 1,
+        attempts: Number(atm ?? attemptsMade ?? 0) || 1,
         error: redactText(`job failed in BullMQ without its dead letter: ${reason ?? 'no reason recorded'}`),
       });
     });
-    let n = 0;
+    let deadLettered = 0;
+    let complete = true;
     for (const [workspaceId, events] of groupBy(stranded, (e) => e.workspaceId)) {
-      n += await this.options.db.withWorkspace(workspaceId, () => this.outbox.deadLetterStranded(events));
+      // One workspace's failure must not hold up the others: logged, and the sweep is not
+      // recorded as complete, so these jobs are read again next time.
+      try {
+        deadLettered += await this.options.db.withWorkspace(workspaceId, () =>
+          this.outbox.deadLetterStranded(events, readAt),
+        );
+      } catch (error) {
+        complete = false;
+        this.logger.warn('failed-job sweep: dead letters not written', {
+          queue,
+          workspace: workspaceId,
+          events: events.length,
+          error: redactError(error),
+        });
+      }
     }
-    return n;
+    return { deadLettered, complete };
   }
 }
+
+/** SET key to ARGV[1] unless it already holds a larger number. */
+const RAISE_TO = `local v = tonumber(redis.call('get', KEYS[1]) or '0') if tonumber(ARGV[1]) > v then redis.call('set', KEYS[1], ARGV[1]) end return 1`;
 
 /** The workspace of an outbox job's data (see OutboxJobData), or null. */
 function workspaceOf(data: string | null | undefined): string | null {

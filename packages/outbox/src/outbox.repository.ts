@@ -292,9 +292,11 @@ export class OutboxRepository {
 
   /**
    * Events of the bound workspace whose job BullMQ failed for good without the worker's dead
-   * letter (FailedJobSweep): dead_letter, only where still 'dispatched'. Errors already redacted.
+   * letter (FailedJobSweep): dead_letter, only where still 'dispatched' by a dispatch from before
+   * `readAt` (the database's clock before the failed jobs were read; a later dispatch has a job of
+   * its own). Errors already redacted.
    */
-  async deadLetterStranded(events: readonly StrandedEvent[]): Promise<number> {
+  async deadLetterStranded(events: readonly StrandedEvent[], readAt: string): Promise<number> {
     const result = await this.db.executor.execute(sql`
       update outbox_events e
          set status = 'dead_letter', attempt_count = greatest(e.attempt_count, s.attempts),
@@ -302,8 +304,14 @@ export class OutboxRepository {
         from unnest(${sql.param(events.map((x) => x.id))}::uuid[],
                     ${sql.param(events.map((x) => x.attempts))}::integer[],
                     ${sql.param(events.map((x) => x.error))}::text[]) as s(id, attempts, error)
-       where e.id = s.id and e.status = 'dispatched'`);
+       where e.id = s.id and e.status = 'dispatched' and e.dispatched_at < ${readAt}::timestamptz`);
     return result.rowCount ?? 0;
+  }
+
+  /** The database's clock (text, full precision), to compare with times it wrote. */
+  async now(): Promise<string> {
+    const rows = await this.rows<{ now: string }>(sql`select clock_timestamp()::text as now`);
+    return rows[0]!.now;
   }
 
   /** Puts a dead letter of the bound workspace back to pending with a fresh attempt budget. */

@@ -10,6 +10,8 @@ export const MAX_ERROR_LENGTH = 1000;
 
 export function redactText(text: string, maxLength = MAX_ERROR_LENGTH): string {
   let out = text
+    // PostgreSQL refuses NUL in text: a dead letter carrying one could never be written.
+    .replaceAll('\u0000', '')
     // URLs: keep scheme, host and path; drop user info, query and fragment.
     .replace(
       /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#@]*@)?([^\s/?#]*)([^\s?#]*)(\?[^\s#]*)?(#\S*)?/gi,
@@ -21,26 +23,36 @@ export function redactText(text: string, maxLength = MAX_ERROR_LENGTH): string {
     // Authorization schemes.
     .replace(/\b(bearer|basic|token)\s+[a-z0-9._~+/=-]{6,}/gi, `$1 ${REDACTED}`)
     // JWTs anywhere.
-    .replace(/\beyJ[a-zA-Z0-9_-]{8,}\.[a-zA-Z0-9_-]{4,}\.[a-zA-Z0-9_-]*/g, REDACTED)
-    // name=value, name: value, "name": "value" where the name looks secret.
-    .replace(SECRET_PAIR_RE, redactPair)
+    .replace(/\beyJ[a-zA-Z0-9_-]{8,}\.[a-zA-Z0-9_-]{4,}\.[a-zA-Z0-9_-]*/g, REDACTED);
+  // name=value, name: value, "name": "value" where the name looks secret.
+  out = redactSecretPairs(out)
     // Long opaque strings (keys, hashes, base64 blobs).
     .replace(/\b[A-Za-z0-9+/_-]{40,}={0,2}/g, REDACTED);
   if (out.length > maxLength) out = `${out.slice(0, maxLength - 1)}…`;
   return out;
 }
 
-const SECRET_PAIR_RE = /(["']?)([a-z_][a-z0-9_.-]*)\1(\s*[:=]\s*)("[^"]*"|'[^']*'|[^\s,;&}]+)/gi;
+const NAME_SEP_RE = /(["']?)([a-z_][a-z0-9_.-]*)\1(\s*[:=]\s*)/gi;
+const VALUE_RE = /"[^"]*"|'[^']*'|[^\s,;&}]+/y;
 
 /**
- * One `name<sep>value` match. When the name is harmless, the value is searched again: in
- * "rejected: password=hunter2" the pair is `rejected` / `password=hunter2`, and the secret is
- * inside the value.
+ * Masks the value after every secret-looking `name<sep>`. One pass, left to right; after a
+ * harmless name the scan goes on right behind its separator, so the secret in
+ * "rejected: password: hunter2" is found, and the work stays linear in the text.
  */
-function redactPair(match: string, quote: string, name: string, sep: string, value: string): string {
-  if (isSecretKey(name)) return `${quote}${name}${quote}${sep}${REDACTED}`;
-  const inner = value.replace(SECRET_PAIR_RE, redactPair);
-  return inner === value ? match : `${quote}${name}${quote}${sep}${inner}`;
+function redactSecretPairs(text: string): string {
+  let out = '';
+  let copied = 0;
+  NAME_SEP_RE.lastIndex = 0;
+  for (let m = NAME_SEP_RE.exec(text); m; m = NAME_SEP_RE.exec(text)) {
+    if (!isSecretKey(m[2]!)) continue;
+    VALUE_RE.lastIndex = NAME_SEP_RE.lastIndex;
+    if (!VALUE_RE.exec(text)) continue;
+    out += `${text.slice(copied, NAME_SEP_RE.lastIndex)}${REDACTED}`;
+    copied = VALUE_RE.lastIndex;
+    NAME_SEP_RE.lastIndex = copied;
+  }
+  return out + text.slice(copied);
 }
 
 /** The redacted `name: message` of anything thrown. Stack traces are never kept. */

@@ -80,7 +80,7 @@ export class OutboxWorkerRuntime {
   private readonly deadLetterRetries = new Set<NodeJS.Timeout>();
   private stopped = false;
   private sweep: {
-    readonly job: FailedJobSweep;
+    readonly sweeper: FailedJobSweep;
     readonly redis: Redis;
     timer: NodeJS.Timeout | null;
   } | null = null;
@@ -134,12 +134,18 @@ export class OutboxWorkerRuntime {
     if (!every) return;
     const redis = new Redis({ ...this.options.connection, maxRetriesPerRequest: 1 });
     redis.on('error', () => undefined); // the workers report Redis trouble
-    const job = new FailedJobSweep({ db: this.options.db, redis, prefix: this.options.prefix, queues });
-    const sweep = { job, redis, timer: null as NodeJS.Timeout | null };
+    const sweeper = new FailedJobSweep({
+      db: this.options.db,
+      redis,
+      prefix: this.options.prefix,
+      queues,
+      logger: this.logger,
+    });
+    const sweep = { sweeper, redis, timer: null as NodeJS.Timeout | null };
     this.sweep = sweep;
     const tick = () => {
       if (this.sweep !== sweep || this.sweepRun) return;
-      this.sweepRun = job
+      this.sweepRun = sweeper
         .run()
         .then((n) => {
           if (n) this.logger.warn('dead-lettered events whose failed job had no dead letter', { events: n });
@@ -159,12 +165,16 @@ export class OutboxWorkerRuntime {
     this.sweep = null;
     if (!sweep) return;
     if (sweep.timer) clearInterval(sweep.timer);
-    sweep.job.stop();
-    await this.sweepRun;
+    sweep.sweeper.stop();
+    // It ends after its current page; a page waiting on an unreachable database must not hold
+    // the stop up for long (the next worker's sweep reads it again).
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.sweepRun, new Promise((r) => (timer = setTimeout(r, 2000)))]);
+    clearTimeout(timer);
     sweep.redis.disconnect();
   }
 
-  /** Drops the connections at once, leaving active jobs locked (a crash, for tests). */
+  /** Drops the workers' connections without waiting for active jobs, leaving them locked (a crash, for tests). */
   async kill(): Promise<void> {
     this.cancelDeadLetterRetries();
     await this.stopFailedSweep();
@@ -367,6 +377,9 @@ function redactedJobError(error: unknown): Error {
   const copy = error instanceof UnrecoverableError ? new UnrecoverableError(message) : new Error(message);
   if (error instanceof Error) {
     copy.name = error.name;
+    // The code (a PostgreSQL SQLSTATE, ECONNREFUSED) says what failed and holds no data.
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string') Object.assign(copy, { code });
     const frames = (error.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line));
     copy.stack = [`${copy.name}: ${message}`, ...frames].join('\n');
   }

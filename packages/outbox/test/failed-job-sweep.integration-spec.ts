@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Queue, UnrecoverableError, Worker } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { seedWorkspace, useTestDatabase } from '@listing/testing';
 import { z } from 'zod';
@@ -36,44 +36,55 @@ describe('FailedJobSweep (real PostgreSQL and Redis)', () => {
   });
   beforeEach(() => {
     prefix = `${t.info.bullPrefix}-failed${++n}`;
-    producer = new QueueProducer(redis, prefix);
+    // Handler retries 1 ms apart, so a job with two attempts fails for good at once.
+    producer = new QueueProducer(redis, prefix, {
+      completedAgeSec: 3600,
+      failedAgeSec: 3600,
+      handlerBackoffMs: 1,
+    });
   });
   afterEach(async () => {
     await producer.close();
   });
 
-  /** Dispatches the pending events, then fails every job of `queue` outside the outbox runtime. */
+  /**
+   * Dispatches the pending events, then fails every job of `queue` for good, outside the outbox
+   * runtime: each attempt throws, and attempts run out (the events' max_attempts).
+   */
   async function dispatchAndFail(queue: string, count: number): Promise<void> {
     await new OutboxDispatcher({ db: t.agentDb, producer }).drain();
-    let failed = 0;
     const worker = new Worker(
       queue,
       async () => {
-        throw new UnrecoverableError('vendor said no: token=s3cr3t-t0ken-value');
+        throw new Error('vendor said no: token=s3cr3t-t0ken-value');
       },
       { connection: bullmqConnection(t.info.redisUrl), prefix },
     );
-    worker.on('failed', () => failed++);
-    await waitFor(`${count} jobs failed`, async () => failed === count);
+    const q = new Queue(queue, { connection: redis, prefix });
+    await waitFor(`${count} jobs failed`, async () => (await q.getJobCountByTypes('failed')) === count);
+    await q.close();
     await worker.close();
   }
 
   const statuses = async (ids: readonly string[]) =>
     (
-      await t.owner.query<{ id: string; status: string; last_error: string | null }>(
-        `select id, status, last_error from outbox_events where id = any($1::uuid[]) order by id`,
+      await t.owner.query<{ id: string; status: string; last_error: string | null; attempt_count: number }>(
+        `select id, status, last_error, attempt_count from outbox_events where id = any($1::uuid[]) order by id`,
         [ids],
       )
     ).rows;
 
   it('dead-letters dispatched events whose job failed, with a redacted error, and leaves the others alone', async () => {
     const ws = (await seedWorkspace(t.owner)).workspaceId;
-    const [stranded, alreadyDead, retried] = await insertEvents(t.owner, ws, 3, { queue: 'q-failed' });
+    const [stranded, alreadyDead, retried, redispatched] = await insertEvents(t.owner, ws, 4, {
+      queue: 'q-failed',
+      maxAttempts: 2,
+    });
     // A system job (not an outbox event) fails in the same queue.
     const system = new Queue('q-failed', { connection: redis, prefix });
     await system.add('outbox.retention', {}, { jobId: 'retention-1' });
     await system.close();
-    await dispatchAndFail('q-failed', 4);
+    await dispatchAndFail('q-failed', 5);
     // One was dead-lettered by its worker as usual, one is pending again (an operator's retry).
     await t.owner.query(
       `update outbox_events set status = 'dead_letter', last_error = 'by the worker' where id = $1`,
@@ -82,18 +93,25 @@ describe('FailedJobSweep (real PostgreSQL and Redis)', () => {
     await t.owner.query(`update outbox_events set status = 'pending', dispatched_at = null where id = $1`, [
       retried,
     ]);
+    // And one was dispatched again, with a new job, after the sweep read the failed set: a dispatch
+    // later than the database's clock at the read (its old failed job is not its current job).
+    await t.owner.query(`update outbox_events set dispatched_at = now() + interval '1 hour' where id = $1`, [
+      redispatched,
+    ]);
 
     const sweep = new FailedJobSweep({ db: t.agentDb, redis, prefix, queues: ['q-failed'] });
     expect(await sweep.run()).toBe(1);
-    const rows = await statuses([stranded!, alreadyDead!, retried!]);
+    const rows = await statuses([stranded!, alreadyDead!, retried!, redispatched!]);
     const byId = Object.fromEntries(rows.map((r) => [r.id, r]));
     expect(byId[stranded!]!.status).toBe('dead_letter');
+    expect(byId[stranded!]!.attempt_count).toBe(2); // BullMQ's attempts made
     expect(byId[stranded!]!.last_error).toMatch(
       /without its dead letter: vendor said no: token=\[REDACTED\]/,
     );
     expect(byId[stranded!]!.last_error).not.toContain('s3cr3t');
     expect(byId[alreadyDead!]).toMatchObject({ status: 'dead_letter', last_error: 'by the worker' });
     expect(byId[retried!]!.status).toBe('pending');
+    expect(byId[redispatched!]!.status).toBe('dispatched');
     expect(await sweep.run()).toBe(0);
   });
 
@@ -113,6 +131,31 @@ describe('FailedJobSweep (real PostgreSQL and Redis)', () => {
     });
     expect(await sweep.run()).toBe(23);
     expect((await statuses(ids)).every((r) => r.status === 'dead_letter')).toBe(true);
+  });
+
+  it('keeps a high-water mark per queue: a new worker reads only what failed since the last complete sweep', async () => {
+    const ws = (await seedWorkspace(t.owner)).workspaceId;
+    const [first, second] = await insertEvents(t.owner, ws, 2, { queue: 'q-failed-mark', maxAttempts: 1 });
+    await t.owner.query(
+      `update outbox_events set next_attempt_at = now() + interval '1 hour' where id = $1`,
+      [second],
+    );
+    await dispatchAndFail('q-failed-mark', 1);
+    const sweep = () => new FailedJobSweep({ db: t.agentDb, redis, prefix, queues: ['q-failed-mark'] });
+    expect(await sweep().run()).toBe(1);
+    const mark = Number(await redis.get(`${prefix}:outbox:failed-swept-until:q-failed-mark`));
+    expect(mark).toBeGreaterThan(0);
+    // Long before the mark (less the clock margin): a new sweep does not read it again.
+    const failedKey = `${prefix}:q-failed-mark:failed`;
+    await t.owner.query(`update outbox_events set status = 'dispatched' where id = $1`, [first]);
+    await redis.zadd(failedKey, mark - 120_000, first!);
+    expect(await sweep().run()).toBe(0);
+    expect((await statuses([first!]))[0]!.status).toBe('dispatched');
+    // What fails afterwards is read.
+    await t.owner.query(`update outbox_events set next_attempt_at = now() where id = $1`, [second]);
+    await dispatchAndFail('q-failed-mark', 2);
+    expect(await sweep().run()).toBe(1);
+    expect((await statuses([second!]))[0]!.status).toBe('dead_letter');
   });
 
   it('a running worker runtime sweeps periodically, not only at start', async () => {
@@ -140,7 +183,7 @@ describe('FailedJobSweep (real PostgreSQL and Redis)', () => {
         name: job.name,
         data: JSON.stringify({ v: 1, workspaceId: ws, payload: {}, createdAt: Date.now() }),
         failedReason: 'job stalled more than allowable limit',
-        attemptsMade: '1',
+        atm: '1',
       });
       await redis.zadd(`${prefix}:q-failed-periodic:failed`, Date.now(), id);
       await waitFor('the periodic sweep', async () => (await statuses([id]))[0]!.status === 'dead_letter');

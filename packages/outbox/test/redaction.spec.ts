@@ -24,7 +24,16 @@ describe('redaction of errors', () => {
       `vendor said no: token=${REDACTED}, retry later`,
     );
     expect(redactText('a: b: secret=xyz1')).toBe(`a: b: secret=${REDACTED}`);
+    expect(redactText('rejected: password: hunter2')).toBe(`rejected: password: ${REDACTED}`);
     expect(redactText('status: 503 order: o-1')).toBe('status: 503 order: o-1');
+  });
+
+  it('scans a long chain of pairs in one pass (no recursion to overflow), and drops NUL', () => {
+    // 200,000 nested `name=` levels: a recursive scan exceeds the call stack here.
+    const chain = 'a='.repeat(200_000) + 'password=hunter2';
+    expect(redactText(chain, chain.length + 100)).toBe(`${'a='.repeat(200_000)}password=${REDACTED}`);
+    // PostgreSQL refuses NUL in text: a dead letter carrying one could never be written.
+    expect(redactText('bad\u0000byte')).toBe('badbyte');
   });
 
   it('masks long opaque strings', () => {

@@ -625,7 +625,8 @@ async function main() {
   // one-off sweeps of a new run (the second one two leases after the first) would walk the bench's
   // own events in the middle of a measurement. The periodic run-id check itself stays on.
   const runId = /^run_id:(\w+)/m.exec(await redis.info('server'))[1];
-  await redis.set(`${PREFIX}:outbox:swept-redis-run`, runId);
+  const sweptKey = `${PREFIX}:outbox:swept-redis-run`;
+  await redis.set(sweptKey, runId);
   const workspaces = await seedWorkspaces(owner, 10);
   const result = { started: started.toISOString(), events: EVENTS, reps: REPS, prefix: PREFIX };
 
@@ -750,6 +751,7 @@ async function main() {
   writeFileSync(path.join(here, 'last-run.json'), `${JSON.stringify(result, null, 2)}\n`);
   writeFileSync(path.join(here, 'last-run.md'), markdown(result));
   process.stdout.write(markdown(result));
+  await redis.del(sweptKey);
   await redis.quit();
   await appDb.close();
   await agentDb.close();

@@ -5,6 +5,7 @@ import { silentLogger, type OutboxLogger } from './outbox-logger';
 import { UUID_RE } from './outbox-event';
 import { OutboxRepository, type StrandedEvent } from './outbox.repository';
 import { redactError, redactText } from './redaction';
+import { redisClockMs } from './redis-options';
 
 export interface FailedJobSweepOptions {
   readonly db: Database;
@@ -54,8 +55,7 @@ export class FailedJobSweep {
     let deadLettered = 0;
     for (const queue of this.options.queues) {
       const redis = this.options.redis;
-      const [seconds, micros] = await redis.time(); // one clock for every worker's marks
-      const startedAt = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      const startedAt = await redisClockMs(redis); // one clock for every worker's marks
       const until = Number(await redis.get(this.sweptUntilKey(queue))) || 0;
       const swept = await this.sweepQueue(queue, until ? until - CLOCK_MARGIN_MS : 0);
       if (!swept) return deadLettered; // stopped

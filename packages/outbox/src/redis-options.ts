@@ -1,5 +1,5 @@
 import type { ConnectionOptions } from 'bullmq';
-import type { RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 
 /** ioredis options from a redis:// URL (host, port, credentials, db). */
 export function redisOptionsFromUrl(url: string, extra: RedisOptions = {}): RedisOptions {
@@ -33,4 +33,10 @@ export function producerRedisOptions(url: string): RedisOptions {
 /** The same options typed for BullMQ (its RedisOptions type differs from ioredis' in details). */
 export function bullmqConnection(url: string): ConnectionOptions {
   return redisOptionsFromUrl(url) as ConnectionOptions;
+}
+
+/** Redis's clock in ms: the same for every process, where each host's own clock may differ. */
+export async function redisClockMs(redis: Redis): Promise<number> {
+  const [seconds, micros] = await redis.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 }

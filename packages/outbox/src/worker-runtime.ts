@@ -38,7 +38,8 @@ export interface WorkerRuntimeOptions {
   readonly databaseRetryMs?: number;
   /**
    * How often (ms) BullMQ's failed sets are checked for jobs whose event never got its dead
-   * letter (FailedJobSweep); the whole set once at start. 0: never. Default 60 000.
+   * letter (FailedJobSweep), also once at start, from the queue's high-water mark. 0: never.
+   * Default 60 000.
    */
   readonly failedSweepIntervalMs?: number;
 }
@@ -337,8 +338,8 @@ export class OutboxWorkerRuntime {
   /**
    * dead-letter for a job BullMQ has already failed (stalled too often): there is no job left to
    * put back, so while the database is unreachable the write is retried here, backing off to 30 s,
-   * for as long as this process runs. If it stops first, the failed-job sweep of the next worker
-   * to start dead-letters the event (FailedJobSweep).
+   * for as long as this process runs. If it stops first, a later failed-job sweep (any worker's,
+   * once the database answers) dead-letters the event (FailedJobSweep).
    */
   private deadLetterEventually(
     workspaceId: string,

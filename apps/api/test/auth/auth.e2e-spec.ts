@@ -93,18 +93,58 @@ describe('authentication', () => {
     expect(again.body).toMatchObject({ code: 'EMAIL_TAKEN' });
   });
 
+  const failedLogins = async (url: string, n: number) => {
+    const anon = new ApiClient(url);
+    const statuses = [];
+    for (let i = 0; i < n; i++) {
+      const r = await anon.post('/v1/auth/login', { email: 'x@example.test', password: 'nope-nope' });
+      statuses.push(r.status);
+      if (r.status === 429) {
+        expect(r.headers.get('content-type')).toContain('application/problem+json');
+        expect(r.body).toMatchObject({ code: 'RATE_LIMITED' });
+        expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      }
+    }
+    return statuses;
+  };
+
   it('login is rate limited per client (429 problem with Retry-After)', async () => {
-    const limited = await startApi(t.info, { RATE_LIMIT_AUTH_PER_MINUTE: '3' });
+    // Its own key namespace: the budget is shared through Redis with every API of the deployment.
+    const limited = await startApi(t.info, {
+      RATE_LIMIT_AUTH_PER_MINUTE: '3',
+      BULLMQ_PREFIX: `${t.info.bullPrefix}-one`,
+    });
     try {
-      const anon = new ApiClient(limited.url);
-      const statuses = [];
-      for (let i = 0; i < 4; i++)
-        statuses.push(
-          (await anon.post('/v1/auth/login', { email: 'x@example.test', password: 'nope-nope' })).status,
-        );
-      expect(statuses).toEqual([401, 401, 401, 429]);
+      expect(await failedLogins(limited.url, 4)).toEqual([401, 401, 401, 429]);
     } finally {
       await limited.close();
+    }
+  });
+
+  it('the login budget is shared by every API process, not multiplied by them', async () => {
+    const env = { RATE_LIMIT_AUTH_PER_MINUTE: '3', BULLMQ_PREFIX: `${t.info.bullPrefix}-shared` };
+    const a = await startApi(t.info, env);
+    const b = await startApi(t.info, env);
+    try {
+      expect(await failedLogins(a.url, 2)).toEqual([401, 401]);
+      expect(await failedLogins(b.url, 2)).toEqual([401, 429]);
+      expect(await failedLogins(a.url, 1)).toEqual([429]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('with Redis unreachable, login still answers and is limited per process', async () => {
+    // Nothing listens on port 1: every Redis command would fail, so the memory fallback decides.
+    const isolated = await startApi(t.info, {
+      RATE_LIMIT_AUTH_PER_MINUTE: '3',
+      REDIS_URL: 'redis://127.0.0.1:1',
+    });
+    try {
+      expect(await failedLogins(isolated.url, 4)).toEqual([401, 401, 401, 429]);
+    } finally {
+      await isolated.close();
     }
   });
 });

@@ -1,5 +1,16 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable, SetMetadata } from '@nestjs/common';
+import {
+  type CanActivate,
+  type ExecutionContext,
+  Inject,
+  Injectable,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+  SetMetadata,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { redisOptionsFromUrl } from '@listing/outbox';
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { RateLimitedError } from '../../common/domain-errors';
 import type { AuthContext } from '../../common/request-context';
@@ -19,17 +30,76 @@ export const RateLimit = (bucket: RateLimitBucket) => SetMetadata(RATE_LIMIT, bu
  * The buckets of the whole process, one provider (AuthModule). Not kept in the guard: Nest makes
  * a guard named in @UseGuards once per module that uses it, so limiters held by the guard gave
  * every module its own budget (ten modules, ten times the limit).
+ *
+ * `auth` (login, register, refresh: the brute-force target) is shared by every API process through
+ * Redis (rate-limiter-flexible, a fixed one-minute window per client and route), so adding API
+ * processes does not multiply an attacker's guesses. While Redis is unreachable it falls back at
+ * once to a bucket in this process's memory (per-process limits, not none, and no waiting on a
+ * dead connection). `reads` and `writes` sit on every other request and stay in process memory.
  */
 @Injectable()
-export class RateLimits {
-  readonly auth: RateLimiter;
+export class RateLimits implements OnModuleInit, OnApplicationShutdown {
+  readonly auth: RateLimiterRedis;
   readonly reads: RateLimiter;
   readonly writes: RateLimiter;
+  private readonly redis: Redis;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.auth = new RateLimiter(config.RATE_LIMIT_AUTH_PER_MINUTE);
+    this.redis = new Redis(
+      redisOptionsFromUrl(config.REDIS_URL, {
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 1,
+        commandTimeout: 500,
+        connectTimeout: 2000,
+        retryStrategy: (times) => Math.min(100 * times, 2000),
+        // ioredis waits this long on a socket that is already closed (Redis down) before a
+        // disconnect lets the process exit; 2 s by default.
+        disconnectTimeout: 200,
+      }),
+    );
+    this.redis.on('error', () => undefined); // the memory fallback takes over; readiness reports Redis
+    const points = config.RATE_LIMIT_AUTH_PER_MINUTE;
+    this.auth = new RateLimiterRedis({
+      storeClient: this.redis,
+      keyPrefix: `${config.BULLMQ_PREFIX}:rate-limit:auth`,
+      points,
+      duration: 60,
+      rejectIfRedisNotReady: true,
+      insuranceLimiter: new RateLimiterMemory({ points, duration: 60 }),
+    });
     this.reads = new RateLimiter(config.RATE_LIMIT_READS_PER_MINUTE);
     this.writes = new RateLimiter(config.RATE_LIMIT_WRITES_PER_MINUTE);
+  }
+
+  /**
+   * Connects before the API listens, so the first logins after a start are not counted in memory
+   * only. Waits at most 2 s: an API whose Redis is down still starts (and limits per process).
+   */
+  async onModuleInit(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.redis.connect().catch(() => undefined),
+      new Promise((resolve) => (timer = setTimeout(resolve, 2000))),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /** Takes one `auth` token for `key`; returns 0 when allowed, else the seconds to wait. */
+  async takeAuth(key: string): Promise<number> {
+    try {
+      await this.auth.consume(key);
+      return 0;
+    } catch (rejection) {
+      // A RateLimiterRes means no points left. Redis errors never get here (the memory
+      // fallback answers instead), so anything else is a defect: let it surface.
+      if (rejection instanceof RateLimiterRes) return Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+      throw rejection;
+    }
+  }
+
+  onApplicationShutdown(): void {
+    this.redis.disconnect();
   }
 }
 
@@ -41,7 +111,7 @@ export class RateLimitGuard implements CanActivate {
     private readonly limiters: RateLimits,
   ) {}
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const bucket =
       this.reflector.get<RateLimitBucket | undefined>(RATE_LIMIT, context.getHandler()) ??
       this.reflector.get<RateLimitBucket | undefined>(RATE_LIMIT, context.getClass());
@@ -51,7 +121,7 @@ export class RateLimitGuard implements CanActivate {
       .getRequest<{ ip: string; url: string; method: string; auth?: AuthContext }>();
     const wait =
       bucket === 'auth'
-        ? this.limiters.auth.take(`${request.ip} ${request.url.split('?')[0]}`)
+        ? await this.limiters.takeAuth(`${request.ip} ${request.url.split('?')[0]}`)
         : this.limiters[READ_METHODS.has(request.method) ? 'reads' : 'writes'].take(
             request.auth?.userId ?? request.ip,
           );

@@ -1,6 +1,7 @@
 /**
- * Token buckets in process memory. Per process on purpose: it sits on every request and must
- * cost nothing; with N API processes the effective limit is N× the configured one.
+ * Token buckets in process memory for the per-user read and write budgets. Per process on
+ * purpose: they sit on every request and must cost nothing; with N API processes the effective
+ * limit is N× the configured one. (The `auth` budget is shared through Redis: RateLimits.)
  */
 export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; updated: number }>();

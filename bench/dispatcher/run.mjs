@@ -372,7 +372,7 @@ function cpuShares(before, after, events) {
 async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollMs }) {
   const queueName = `bench-latency-${mode}`;
   const d =
-    mode === 'bullmq'
+    mode === 'bullmq' || mode === 'direct'
       ? null
       : spawnDispatcher('latency', {
           OUTBOX_NUDGE: mode === 'nudge' ? 'redis' : 'off',
@@ -399,7 +399,11 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollM
       .withWorkspace(ws, () =>
         writer.append({ queue: queueName, type: 'bench.latency', payload: { seq: i } }),
       )
-      .then(({ id }) => record(i, id));
+      .then(({ id }) =>
+        mode === 'direct'
+          ? (record(i, id), queue.add('bench.latency', { seq: i }, { jobId: id }))
+          : record(i, id),
+      );
   };
   // The first `warmup` seconds at the same rate are not measured: the processes' connection
   // pools fill, plpgsql plans and the JIT warm up (the first seconds run at 10-100 ms otherwise).
@@ -766,6 +770,8 @@ const LATENCY_MODES = {
   bullmq: 'BullMQ alone: generator adds each job itself (floor, no PostgreSQL)',
   nudge: 'outbox: Redis PUBLISH nudge after commit (+ % ms poll)',
   poll: 'outbox: polling only, every % ms',
+  direct:
+    'generator commits, then adds the job itself (no dispatcher; lower bound of an enqueue-after-commit design)',
 };
 
 function markdown(r) {

@@ -7,6 +7,9 @@ export interface PagePosition {
   id: string;
 }
 
+const ISO_INSTANT_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export function encodeCursor(position: PagePosition): string {
   return Buffer.from(JSON.stringify({ at: position.createdAt, id: position.id })).toString('base64url');
 }
@@ -18,10 +21,14 @@ export function decodeCursor(cursor: string | undefined): PagePosition | undefin
       at: unknown;
       id: unknown;
     };
-    if (typeof at !== 'string' || typeof id !== 'string' || Number.isNaN(Date.parse(at)))
+    // Both end up in `::timestamptz` / `::uuid` casts: anything PostgreSQL could refuse is a 422
+    // here, not a 500 there. Date.parse alone accepts "1"; the time is re-serialized (the
+    // cursors we hand out are toISOString() values, at the millisecond precision compared).
+    if (typeof at !== 'string' || typeof id !== 'string' || !ISO_INSTANT_RE.test(at) || !UUID_RE.test(id))
       throw new Error('shape');
-    if (!/^[0-9a-f-]{36}$/i.test(id)) throw new Error('id');
-    return { createdAt: at, id };
+    const instant = new Date(at);
+    if (Number.isNaN(instant.getTime())) throw new Error('at');
+    return { createdAt: instant.toISOString(), id };
   } catch {
     throw new ValidationFailedError([{ path: 'cursor', message: 'invalid cursor' }]);
   }
@@ -43,6 +50,15 @@ export function toPage<T extends { id: string; createdAt: string }>(rows: T[], l
   const items = rows.slice(0, limit);
   const last = items.at(-1);
   return { items, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
+}
+
+/** One page newest first: fetches `limit + 1` rows after the decoded cursor (422 if it is invalid). */
+export async function keysetPage<T extends { id: string; createdAt: string }>(
+  limit: number,
+  cursor: string | undefined,
+  fetch: (limit: number, after?: PagePosition) => Promise<T[]>,
+): Promise<{ items: T[]; nextCursor: string | null }> {
+  return toPage(await fetch(limit + 1, decodeCursor(cursor)), limit);
 }
 
 /** Keyset cursor over one text key (e.g. a platform's product id), opaque to clients. */

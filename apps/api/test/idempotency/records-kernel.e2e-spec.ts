@@ -192,6 +192,12 @@ describe('records kernel: product drafts', () => {
     const unknown = await alice.client.post(`${drafts()}/${draft.id}/features/teleport/executions`, {});
     expect(unknown.status).toBe(404);
     expect(unknown.body).toMatchObject({ code: 'FEATURE_NOT_FOUND' });
+    // Names every plain object has are not features either (a 500 once: Object's own members).
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      const inherited = await alice.client.post(`${drafts()}/${draft.id}/features/${name}/executions`, {});
+      expect(inherited.status).toBe(404);
+      expect(inherited.body).toMatchObject({ code: 'FEATURE_NOT_FOUND' });
+    }
     expect((await alice.client.get(`${drafts()}/not-a-uuid`)).status).toBe(404);
     expect((await alice.client.get(`${drafts()}/${randomUUID()}`)).body).toMatchObject({
       code: 'RESOURCE_NOT_FOUND',
@@ -210,5 +216,13 @@ describe('records kernel: product drafts', () => {
     );
     expect(page2.body.items.map((d) => d.data.title)).toEqual(['item 1', 'item 0']);
     expect(page2.body.nextCursor).toBeNull();
+
+    // A crafted cursor PostgreSQL's casts would refuse is a 422, never a 500.
+    const crafted = Buffer.from(JSON.stringify({ id: 'not-a-uuid', at: '2020-01-01T00:00:00Z' })).toString(
+      'base64url',
+    );
+    const bad = await bob.client.get(`${path}?cursor=${crafted}`);
+    expect(bad.status).toBe(422);
+    expect(bad.body).toMatchObject({ code: 'VALIDATION_FAILED' });
   });
 });

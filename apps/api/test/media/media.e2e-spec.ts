@@ -163,6 +163,19 @@ describe('media: upload → content → complete → worker derives (real proces
     );
     expect(next.body.items.map((m) => m.id)).not.toContain(id);
     expect(next.body.items.length).toBeGreaterThan(0);
+
+    // Crafted cursors PostgreSQL's casts would refuse are a 422, never a 500.
+    const crafted = (at: string, cursorId: string) =>
+      Buffer.from(JSON.stringify({ at, id: cursorId })).toString('base64url');
+    for (const cursor of [
+      crafted('1', randomUUID()),
+      crafted(new Date().toISOString(), '-'.repeat(36)),
+      crafted('2026-11-30 05:00:00', randomUUID()),
+    ]) {
+      const bad = await stack.client.get(stack.ws(`/media?limit=10&cursor=${cursor}`));
+      expect(bad.status).toBe(422);
+      expect(bad.body).toMatchObject({ code: 'VALIDATION_FAILED' });
+    }
   });
 
   it('refuses content whose magic bytes do not match the declared type', async () => {

@@ -8,7 +8,7 @@ import {
 } from '@listing/idempotency';
 import { OutboxWriter } from '@listing/outbox';
 import { ResourceNotFoundError } from '../../common/domain-errors';
-import { keysetPage } from '../../common/keyset-cursor';
+import { keysetPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { MEDIA_CONFIG, type MediaConfig } from '../../config/media-config';
 import { OBJECT_STORAGE, type ObjectStorage } from '../object-storage/object-storage';

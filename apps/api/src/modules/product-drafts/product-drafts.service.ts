@@ -10,6 +10,7 @@ import {
   UnknownFeatureError,
   ValidationFailedError,
 } from '../../common/domain-errors';
+import { keysetPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { featureExecutionPolicy, recordSnapshotPolicy } from '../records/record-result-policies';
 import { RecordKernelService } from '../records/record-kernel.service';
@@ -86,7 +87,10 @@ export class ProductDraftsService {
       policy: featureExecutionPolicy(this.kernel.records, PRODUCT_DRAFT_MODULE),
       status: 201,
       prepare: async () => {
-        const feature = PRODUCT_DRAFT_FEATURES[featureId];
+        // Own keys only: `constructor` or `__proto__` must be unknown features, not Object's.
+        const feature = Object.hasOwn(PRODUCT_DRAFT_FEATURES, featureId)
+          ? PRODUCT_DRAFT_FEATURES[featureId]
+          : undefined;
         if (!feature) throw new UnknownFeatureError(featureId);
         return feature;
       },
@@ -112,13 +116,11 @@ export class ProductDraftsService {
   }
 
   list(auth: WorkspaceAuthContext, limit: number, cursor?: string) {
-    const after = cursor ? decodeCursor(cursor) : undefined;
-    return this.db.withWorkspace(auth.workspaceId, async () => {
-      const items = await this.kernel.records.listCurrent(PRODUCT_DRAFT_MODULE, limit + 1, after);
-      const page = items.slice(0, limit);
-      const last = page.at(-1);
-      return { items: page, nextCursor: items.length > limit && last ? encodeCursor(last) : null };
-    });
+    return this.db.withWorkspace(auth.workspaceId, () =>
+      keysetPage(limit, cursor, (n, after) =>
+        this.kernel.records.listCurrent(PRODUCT_DRAFT_MODULE, n, after),
+      ),
+    );
   }
 }
 
@@ -131,19 +133,4 @@ function mergeDraft(current: Record<string, unknown>, patch: DraftPatch): Record
     );
   }
   return merged.data;
-}
-
-// Keyset pagination over (created_at, id), newest first.
-function encodeCursor(view: RecordView): string {
-  return Buffer.from(JSON.stringify({ id: view.id, at: view.createdAt })).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { createdAt: string; id: string } {
-  try {
-    const { id, at } = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as { id: string; at: string };
-    if (typeof id !== 'string' || typeof at !== 'string') throw new Error('shape');
-    return { id, createdAt: at };
-  } catch {
-    throw new ValidationFailedError([{ path: 'cursor', message: 'invalid cursor' }]);
-  }
 }

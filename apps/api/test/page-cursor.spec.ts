@@ -1,0 +1,37 @@
+import { randomUUID } from 'node:crypto';
+import { decodeCursor, encodeCursor } from '../src/common/page-cursor';
+import { ValidationFailedError } from '../src/common/domain-errors';
+
+const crafted = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+describe('list cursors', () => {
+  it('round-trips the positions the API hands out', () => {
+    const position = { createdAt: new Date().toISOString(), id: randomUUID() };
+    expect(decodeCursor(encodeCursor(position))).toEqual(position);
+    expect(decodeCursor(undefined)).toBeUndefined();
+  });
+
+  it('re-serializes an offset time to the UTC form compared in SQL', () => {
+    const id = randomUUID();
+    expect(decodeCursor(crafted({ at: '2026-11-30T06:00:00.123456+01:00', id }))).toEqual({
+      createdAt: '2026-11-30T05:00:00.123Z',
+      id,
+    });
+  });
+
+  it.each([
+    ['a bare number as time', { at: '1', id: randomUUID() }],
+    ['a date without time', { at: '2026-11-30', id: randomUUID() }],
+    ['an impossible month', { at: '2026-13-01T00:00:00Z', id: randomUUID() }],
+    ['36 hyphens as id', { at: new Date().toISOString(), id: '-'.repeat(36) }],
+    ['an id that is not a UUID', { at: new Date().toISOString(), id: 'g'.repeat(36) }],
+    ['a number as id', { at: new Date().toISOString(), id: 7 }],
+    ['no object at all', 'x'],
+  ])('refuses %s with VALIDATION_FAILED', (_, value) => {
+    expect(() => decodeCursor(crafted(value))).toThrow(ValidationFailedError);
+  });
+
+  it('refuses text that is not base64url JSON', () => {
+    expect(() => decodeCursor('nonsense')).toThrow(ValidationFailedError);
+  });
+});

@@ -73,6 +73,19 @@ describe('source URL guard', () => {
     expect(sourceKeyOf(new URL('https://cdn.example.com/a.png?sig=1&se=2'))).toBe(
       'https://cdn.example.com/a.png',
     );
+    // Signed URLs of other clouds and CDNs; `key` and `w` identify the object and stay.
+    for (const signed of [
+      'https://b.oss-cn-hangzhou.aliyuncs.com/a.png?OSSAccessKeyId=AK&Expires=1&Signature=S&security-token=STS',
+      'https://b.cos.ap-shanghai.myqcloud.com/a.png?q-sign-algorithm=sha1&q-ak=AK&q-sign-time=1;2&q-key-time=1;2&q-header-list=host&q-url-param-list=&q-signature=S&x-cos-security-token=T',
+      'https://b.obs.cn-north-4.myhuaweicloud.com/a.png?AccessKeyId=AK&Expires=1&Signature=S&x-obs-security-token=T',
+      'https://cdn.example.com/a.png?auth_key=1-0-0-S&sign=S&X-Tos-Signature=S&SessionToken=T&client_secret=C',
+    ]) {
+      const key = sourceKeyOf(new URL(signed));
+      expect(key).toMatch(/^https:\/\/[^?]+\/a\.png$/);
+    }
+    expect(sourceKeyOf(new URL('https://cdn.example.com/get?key=images/a.png&w=10&q-signature=S'))).toBe(
+      'https://cdn.example.com/get?key=images%2Fa.png&w=10',
+    );
   });
 
   it('refuses a malformed allowlist entry', () => {

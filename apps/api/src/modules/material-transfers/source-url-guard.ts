@@ -144,9 +144,15 @@ export function isNonPublicAddress(ip: string): boolean {
   return true; // not an address at all: refuse
 }
 
-/** Query parameters that make a URL a bearer credential or vary per signing. */
+/**
+ * Query parameters that make a URL a bearer credential or vary per signing: the known names of
+ * S3, GCS, Azure SAS, CloudFront, Alibaba OSS (incl. STS), Tencent COS, Huawei OBS, Volcengine TOS
+ * and CDN URL signing, and any name that says signature, token, secret, credential or password.
+ * Names that merely contain "key" are kept unless known: `?key=` often names the object itself,
+ * and dropping it would make two objects one source.
+ */
 const SIGNING_PARAM =
-  /^(x-amz-.*|x-goog-.*|x-oss-.*|signature|sig|se|sp|sv|sr|st|skoid|sktid|skt|ske|sks|skv|expires|key-pair-id|policy|token|access_token|auth|apikey|api_key|googleaccessid|ossaccesskeyid)$/i;
+  /^(x-amz-.*|x-goog-.*|x-oss-.*|x-cos-.*|x-obs-.*|x-tos-.*|q-.*|signature|sig|sign|se|sp|sv|sr|st|skoid|sktid|skt|ske|sks|skv|expires|key-pair-id|policy|auth|auth_key|apikey|api_key|accesskeyid|googleaccessid|ossaccesskeyid|awsaccesskeyid)$|signature|token|secret|credential|passw/i;
 
 /**
  * The deduplication key of a source and the only form of it that leaves the transfer row:

@@ -127,10 +127,21 @@ export class Database {
     }
     // The outer transaction had no workspace yet: bind it for fn only, then unbind.
     await frame.tx.execute(sql`select set_config('app.workspace_id', ${workspaceId}, true)`);
+    let failed = false;
     try {
       return await this.storage.run({ ...frame, workspaceId: workspaceId.toLowerCase() }, fn);
+    } catch (error) {
+      failed = true;
+      throw error;
     } finally {
-      await frame.tx.execute(sql`select set_config('app.workspace_id', '', true)`);
+      try {
+        await frame.tx.execute(sql`select set_config('app.workspace_id', '', true)`);
+      } catch (resetError) {
+        // After a failed statement the transaction is aborted and the reset fails too (25P02);
+        // the caller must see the first error, not that one.
+        // eslint-disable-next-line no-unsafe-finally
+        if (!failed) throw resetError;
+      }
     }
   }
 

@@ -266,6 +266,29 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
       );
     });
   });
+
+  it('a workspace bound inside an unbound transaction: the first error surfaces, the binding ends', async () => {
+    // The failed statement aborts the transaction, so unbinding fails too (25P02); the caller
+    // must see division_by_zero, not that.
+    await expect(
+      t.db.transaction(() =>
+        t.db.withWorkspace(ws.workspaceId, () => t.db.executor.execute(sql`select 1 / 0`)),
+      ),
+    ).rejects.toMatchObject({ cause: expect.objectContaining({ code: '22012' }) });
+    // A non-SQL error leaves the transaction usable, and the workspace is unbound again.
+    const bound = await t.db.transaction(async () => {
+      await expect(
+        t.db.withWorkspace(ws.workspaceId, async () => {
+          throw new Error('refused');
+        }),
+      ).rejects.toThrow('refused');
+      const r = await t.db.executor.execute<{ v: string }>(
+        sql`select current_setting('app.workspace_id', true) as v`,
+      );
+      return r.rows[0]!.v;
+    });
+    expect(bound).toBe('');
+  });
 });
 
 async function backendPid(): Promise<number> {

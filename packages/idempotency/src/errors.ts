@@ -62,6 +62,18 @@ export class IdempotencyReplayUnavailableError extends IdempotencyError {
   }
 }
 
+/**
+ * Our own reservation was not there to mark SUCCEEDED (an invariant broke, e.g. the row was not
+ * visible under the bound workspace). Thrown inside the transaction, so it rolls back: better no
+ * result than a PROCESSING record that blocks the key until it expires.
+ */
+export class IdempotencyRecordLostError extends IdempotencyError {
+  readonly code = 'IDEMPOTENCY_RECORD_LOST';
+  constructor(key: string) {
+    super(`the reservation of Idempotency-Key ${key} could not be marked succeeded`);
+  }
+}
+
 /** Configuration rejected at boot. */
 export class IdempotencyConfigError extends IdempotencyError {
   readonly code = 'IDEMPOTENCY_CONFIG_INVALID';

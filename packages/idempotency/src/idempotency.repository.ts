@@ -1,6 +1,7 @@
 import type { Database } from '@listing/db';
 import { sql } from '@listing/db';
 import { escapeLiteral } from 'pg';
+import { IdempotencyRecordLostError } from './errors';
 import type { ResultEnvelope } from './result-policy';
 
 export interface IdempotencyOwner {
@@ -97,14 +98,24 @@ export class IdempotencyRepository {
    * afterwards, so the update rides with COMMIT (one round trip saved per keyed request). The
    * values are escaped here: owner ids and key are validated UUIDs, the envelope is JSON.
    */
-  markSucceeded(owner: IdempotencyOwner, key: string, status: number, envelope: ResultEnvelope): void {
+  async markSucceeded(
+    owner: IdempotencyOwner,
+    key: string,
+    status: number,
+    envelope: ResultEnvelope,
+  ): Promise<void> {
     if (!Number.isInteger(status)) throw new TypeError('status must be an integer');
-    this.db.executeAtCommit(
+    const statement =
       `update idempotency_requests set status = 'SUCCEEDED', response_status = ${status}, ` +
-        `response_envelope = ${escapeLiteral(JSON.stringify(envelope))}::jsonb, completed_at = now() ` +
-        `where workspace_id = ${escapeLiteral(owner.workspaceId)}::uuid and user_id = ${escapeLiteral(owner.userId)}::uuid ` +
-        `and idempotency_key = ${escapeLiteral(key)}::uuid and status = 'PROCESSING'`,
-    );
+      `response_envelope = ${escapeLiteral(JSON.stringify(envelope))}::jsonb, completed_at = now() ` +
+      `where workspace_id = ${escapeLiteral(owner.workspaceId)}::uuid and user_id = ${escapeLiteral(owner.userId)}::uuid ` +
+      `and idempotency_key = ${escapeLiteral(key)}::uuid and status = 'PROCESSING'`;
+    if (this.db.tryExecuteAtCommitInWorkspace(owner.workspaceId, statement)) return;
+    // The workspace was bound inside a caller's unbound transaction and is unbound again before
+    // COMMIT, where row-level security would hide the row and the update would match nothing,
+    // committing a PROCESSING record no retry could ever replay. Update now, and insist on the row.
+    const { rowCount } = await this.db.executor.execute(sql.raw(statement));
+    if (rowCount !== 1) throw new IdempotencyRecordLostError(key);
   }
 
   /** Deletes the record only if it is still the expired one we saw. */

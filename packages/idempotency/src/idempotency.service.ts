@@ -151,24 +151,20 @@ export class IdempotencyService {
         // were between our read and our insert.
         for (let lap = 0; lap < 4; lap++) {
           const started = Date.now();
-          let found: Awaited<ReturnType<IdempotencyRepository['findOrReserve']>>;
-          try {
-            found = await this.repository.findOrReserve(
+          const found = await this.inProgressOnLockTimeout(started, () =>
+            this.repository.findOrReserve(
               input.owner,
               input.key!,
               input.operation,
               input.fingerprint.current(),
               this.options.ttlSeconds,
-            );
-          } catch (error) {
-            if (pgErrorCode(error) === PgErrorCode.lockNotAvailable) {
-              this.observe('in_progress', Date.now() - started);
-              throw new IdempotencyRequestInProgressError(this.options.retryAfterSeconds);
-            }
-            throw error;
-          }
+            ),
+          );
           if (found.existing?.expired) {
-            await this.repository.deleteExpired(input.owner, input.key!);
+            // A competitor may hold the expired row (re-reserving the key): the same wait applies.
+            await this.inProgressOnLockTimeout(started, () =>
+              this.repository.deleteExpired(input.owner, input.key!),
+            );
             continue;
           }
           if (found.existing) return this.replay(found.existing, input, id);
@@ -181,7 +177,7 @@ export class IdempotencyService {
             policy: input.policy.name,
             result: input.policy.serialize(result),
           };
-          this.repository.markSucceeded(input.owner, input.key!, input.status, envelope);
+          await this.repository.markSucceeded(input.owner, input.key!, input.status, envelope);
           this.observe('miss', Date.now() - started);
           return { result, status: input.status, replayed: false };
         }
@@ -189,6 +185,19 @@ export class IdempotencyService {
       },
       { lockTimeoutMs: this.options.lockTimeoutMs },
     );
+  }
+
+  /** A lock wait past the bound (55P03) means another request holds the key: 409 in progress. */
+  private async inProgressOnLockTimeout<T>(started: number, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      if (pgErrorCode(error) === PgErrorCode.lockNotAvailable) {
+        this.observe('in_progress', Date.now() - started);
+        throw new IdempotencyRequestInProgressError(this.options.retryAfterSeconds);
+      }
+      throw error;
+    }
   }
 
   private async replay<P, R>(

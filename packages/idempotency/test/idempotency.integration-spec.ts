@@ -328,6 +328,19 @@ describe('IdempotencyService.runPrepared against PostgreSQL', () => {
     });
   });
 
+  it('inside a caller transaction with no workspace bound, the first result is recorded and replayed', async () => {
+    // The workspace is bound for runPrepared only and unbound before COMMIT, where row-level
+    // security would hide the reservation from an update queued for COMMIT.
+    const { service } = newService({ replayCacheSize: 0 });
+    const key = randomUUID();
+    const first = await t.db.transaction(() => service.runPrepared(input(key, 'unbound-outer')));
+    expect(first.replayed).toBe(false);
+    expect(await keyRow(key)).toMatchObject({ status: 'SUCCEEDED', response_status: 201 });
+    const again = await service.runPrepared(input(key, 'unbound-outer'));
+    expect(again).toMatchObject({ replayed: true, result: { id: first.result.id } });
+    expect(calls.work).toBe(1);
+  });
+
   it('an expired record is deleted and the key raced for again; a replay never extends expiry', async () => {
     const { service } = newService({ replayCacheSize: 0 });
     const key = randomUUID();
@@ -347,6 +360,34 @@ describe('IdempotencyService.runPrepared against PostgreSQL', () => {
     expect(again.replayed).toBe(false);
     expect(await widgetCount('lambda')).toBe(2);
     expect((await keyRow(key)).expires_at.getTime()).toBeGreaterThan(Date.now() + 47 * 3600 * 1000);
+  });
+
+  it('an expired record another request holds answers in progress (409), not a lock error', async () => {
+    const { service } = newService({ replayCacheSize: 0, lockTimeoutMs: 200 });
+    const key = randomUUID();
+    await service.runPrepared(input(key, 'expired-held'));
+    await t.owner.query(
+      `update idempotency_requests set created_at = now() - interval '49 hours', expires_at = now() - interval '1 hour'
+        where idempotency_key = $1`,
+      [key],
+    );
+    // The competitor: a request that is replacing the expired record and has not committed yet.
+    const competitor = new Client({ connectionString: t.info.ownerUrl });
+    await competitor.connect();
+    try {
+      await competitor.query('begin');
+      await competitor.query('select 1 from idempotency_requests where idempotency_key = $1 for update', [
+        key,
+      ]);
+      await expect(service.runPrepared(input(key, 'expired-held'))).rejects.toBeInstanceOf(
+        IdempotencyRequestInProgressError,
+      );
+      await competitor.query('rollback');
+    } finally {
+      await competitor.end();
+    }
+    expect(await widgetCount('expired-held')).toBe(1);
+    await t.owner.query('delete from idempotency_requests where idempotency_key = $1', [key]); // for the cleanup test
   });
 
   it('records made under a rotated-out fingerprint key still replay; an unknown key id fails closed', async () => {

@@ -3,6 +3,7 @@ import type { CallHandler, ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { lastValueFrom, of } from 'rxjs';
 import {
+  canonicalHeader,
   FingerprintKeyring,
   IDEMPOTENCY_REQUEST_FIELD,
   Idempotent,
@@ -75,6 +76,20 @@ describe('IdempotencyInterceptor', () => {
     ).toBe(true);
     expect(body).toEqual({ ok: true });
     expect(reply.headers['Idempotent-Replayed']).toBe('true');
+  });
+
+  it('one If-Match meaning is one fingerprint, however it is spelled', () => {
+    const digest = (ifMatch: string) => {
+      const { ctx, request } = context('optional', { 'if-match': ifMatch });
+      interceptor.intercept(ctx, handler('x'));
+      return (request[IDEMPOTENCY_REQUEST_FIELD] as IdempotentRequestContext).fingerprint
+        .current()
+        .digest.toString('hex');
+    };
+    expect(new Set(['"1"', '1', ' "1" ', '"1', '1"'].map(digest)).size).toBe(1);
+    expect(digest('"2"')).not.toBe(digest('"1"'));
+    expect(digest('W/"1"')).not.toBe(digest('"1"'));
+    expect(canonicalHeader('if-match', ' "1",2 , W/"3", * ')).toBe('"1", "2", W/"3", *');
   });
 
   it('routes without @Idempotent ignore the header entirely', async () => {

@@ -38,6 +38,23 @@ interface HttpReplyLike {
  * turns IdempotentResponse into a body plus `Idempotent-Replayed: true` on replays.
  * Errors are the engine's typed errors; the application's exception filter maps them to HTTP.
  */
+/**
+ * One spelling per meaning, so a retry that writes a header differently is the same request:
+ * entity-tag lists (If-Match, If-None-Match) are trimmed per element and a bare tag is quoted
+ * (`1` and `"1"` name the same revision to a lenient parser); `*` and weak tags stay as they are.
+ * Other headers are only trimmed.
+ */
+export function canonicalHeader(name: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (name !== 'if-match' && name !== 'if-none-match') return value.trim();
+  return value
+    .split(',')
+    .map((tag) => tag.trim())
+    .filter((tag) => tag !== '')
+    .map((tag) => (tag === '*' || tag.startsWith('W/') ? tag : `"${tag.replace(/^"|"$/g, '')}"`))
+    .join(', ');
+}
+
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
   constructor(
@@ -59,7 +76,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const meaning: Record<string, string | undefined> = {};
     for (const name of route.meaningHeaders ?? ['if-match']) {
       const value = request.headers[name.toLowerCase()];
-      meaning[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+      meaning[name.toLowerCase()] = canonicalHeader(
+        name.toLowerCase(),
+        Array.isArray(value) ? value.join(', ') : value,
+      );
     }
     const ctx: IdempotentRequestContext = {
       key,

@@ -102,8 +102,18 @@ export class CapabilityStack {
     await this.worker.waitForOutput(/worker ready/);
   }
 
-  startDispatcher(): void {
-    this.dispatcher = spawnNode('dispatcher', DISPATCHER, this.roleEnv());
+  startDispatcher(extra: Record<string, string> = {}): void {
+    this.dispatcher = spawnNode('dispatcher', DISPATCHER, this.roleEnv(extra));
+  }
+
+  /**
+   * Replaces the dispatcher, e.g. with OUTBOX_HANDLER_BACKOFF_MS=1 for a test that runs a job
+   * through all its attempts (the backoff is fixed on each job when it is enqueued).
+   */
+  async restartDispatcher(extra: Record<string, string> = {}): Promise<void> {
+    await this.dispatcher.stop();
+    this.pastOutput.push(this.dispatcher.output());
+    this.startDispatcher(extra);
   }
 
   async stopWorker(): Promise<void> {

@@ -108,6 +108,39 @@ describe('capability: stores and credential verification (real processes)', () =
     expect(store.body.status).toBe('invalid_credentials');
   });
 
+  it('no verdict after every attempt: the store says verification_failed (not pending forever); new credentials verify again', async () => {
+    await stack.restartDispatcher({ OUTBOX_HANDLER_BACKOFF_MS: '1' }); // ten attempts in about a second
+    await stack.admin.setFaults({ errorRate: 1, routes: ['POST /platform/v1/credentials/verify'] });
+    let storeId: string;
+    try {
+      const res = await createStore({
+        platform: 'sim',
+        storeExternalId: `shop-${randomUUID()}`,
+        ...creds('nv'),
+      });
+      expect(res.status).toBe(202);
+      storeId = res.body.store.id;
+      const op = await stack.waitForOperation(res.body.operation.id, 'failed');
+      expect(op.error?.code).toBe('PLATFORM_UNAVAILABLE');
+      const store = await stack.client.get<StoreBody['store']>(stack.ws(`/stores/${storeId}`));
+      expect(store.body).toMatchObject({ status: 'verification_failed', credentialVersion: 1 });
+    } finally {
+      await stack.admin.clearFaults();
+      await stack.restartDispatcher();
+    }
+    const again = await stack.client.post<StoreBody>(
+      stack.ws(`/stores/${storeId}/credentials`),
+      creds('nv2'),
+      {
+        key: randomUUID(),
+      },
+    );
+    expect(again.status).toBe(202);
+    await stack.waitForOperation(again.body.operation.id);
+    const store = await stack.client.get<StoreBody['store']>(stack.ws(`/stores/${storeId}`));
+    expect(store.body).toMatchObject({ status: 'active', credentialVersion: 2 });
+  });
+
   it('replaces credentials (new version, verified again); a stale job for replaced credentials changes nothing', async () => {
     const created = await createStore({
       platform: 'sim',

@@ -32,6 +32,10 @@ const INVALID: SafeError = {
   message: 'the marketplace rejected the store credentials',
 };
 const GONE: SafeError = { code: 'RESOURCE_GONE', message: 'the store no longer exists' };
+const NO_VERDICT: SafeError = {
+  code: 'STORE_VERIFICATION_FAILED',
+  message: 'the credentials could not be verified; replace them to try again',
+};
 
 /**
  * Worker side. Each step runs in its own short transaction on `db` (never across the HTTP call):
@@ -112,7 +116,19 @@ export class StoreVerificationHandlers {
         message: 'the marketplace refused the verification request',
       });
       if (!failure) throw error; // transient: BullMQ retries, the operation stays running
-      await this.db.withWorkspace(workspaceId, () => this.operations.markFailed(operationId, failure));
+      // No verdict, and no job left to reach one: the store must not keep saying "pending".
+      await this.db.withWorkspace(workspaceId, async () => {
+        if (await this.stores.failVerification(storeId, version)) {
+          await this.audit.append({
+            action: 'STORE_VERIFICATION_FAILED',
+            entityType: 'store',
+            entityId: storeId,
+            actor: 'system',
+            metadata: { credentialVersion: version, operationId, code: failure.code },
+          });
+        }
+        await this.operations.markFailed(operationId, failure);
+      });
       return { outcome: `failed:${failure.code}` };
     }
   }
@@ -125,6 +141,7 @@ export class StoreVerificationHandlers {
   private async finishByStatus(operationId: string, status: StoreStatus): Promise<string> {
     if (status === 'active') await this.operations.markSucceeded(operationId);
     else if (status === 'invalid_credentials') await this.operations.markFailed(operationId, INVALID);
+    else if (status === 'verification_failed') await this.operations.markFailed(operationId, NO_VERDICT);
     return status;
   }
 }

@@ -1,6 +1,7 @@
 import type { OperationView } from '../operations/operation-view';
 
-export type StoreStatus = 'pending_verification' | 'active' | 'invalid_credentials';
+/** verification_failed: no verdict for the current credentials (see sql/014); replacing them retries. */
+export type StoreStatus = 'pending_verification' | 'active' | 'invalid_credentials' | 'verification_failed';
 
 /** A store as the API shows it. Credentials are never part of it, not even masked. */
 export interface StoreView {

@@ -149,6 +149,15 @@ export class StoresRepository {
          and credential_version = ${version} and status = 'pending_verification'`);
     return r.rowCount === 1;
   }
+
+  /** pending_verification → verification_failed (no verdict), only while `version` is current. */
+  async failVerification(storeId: string, version: number): Promise<boolean> {
+    const r = await this.db.executor.execute(sql`
+      update stores set status = 'verification_failed', updated_at = now()
+       where workspace_id = app_current_workspace() and id = ${storeId}
+         and credential_version = ${version} and status = 'pending_verification'`);
+    return r.rowCount === 1;
+  }
 }
 
 function toView(row: StoreRow): StoreView {

@@ -19,8 +19,25 @@ export class StoreNotActiveError extends DomainError {
 
 export class AlreadyPublishedError extends DomainError {
   readonly code = 'ALREADY_PUBLISHED';
-  constructor() {
-    super('this product draft has already been published to this store');
+  constructor(existing?: { id: string; status: string }) {
+    super(
+      existing?.status === 'outcome_unknown'
+        ? 'this product draft has a publication to this store whose outcome is unknown; retry that publication'
+        : 'this product draft has already been published to this store',
+    );
+    if (existing) {
+      this.extensions.publicationId = existing.id;
+      this.extensions.publicationStatus = existing.status;
+    }
+  }
+}
+
+/** Only a publication whose outcome is unknown can be retried (the others are decided or running). */
+export class PublicationNotRetryableError extends DomainError {
+  readonly code = 'PUBLICATION_NOT_RETRYABLE';
+  constructor(status: string) {
+    super('only a publication whose outcome is unknown can be retried');
+    this.extensions.publicationStatus = status;
   }
 }
 

@@ -118,6 +118,75 @@ describe('capability: first publication of a product draft (real processes)', ()
     expect(all.productsCreated).toBe(rows[0].n);
   });
 
+  it('the marketplace never confirms the create: outcome_unknown keeps the slot (no second product), and a retry settles it with the same provider key', async () => {
+    const draft = await stack.draft({ title: 'Never confirmed' });
+    const body = { draftId: draft.id, revision: draft.revision, storeId: store.id };
+    await stack.restartDispatcher({ OUTBOX_HANDLER_BACKOFF_MS: '1' }); // all attempts in about a second
+    await stack.admin.setFaults({ dropResponseRate: 1, routes: ['POST /platform/v1/stores/*/products'] });
+    let publicationId: string;
+    try {
+      const res = await publish(body);
+      expect(res.status).toBe(202);
+      publicationId = res.body.publication.id;
+      const op = await stack.waitForOperation(res.body.operation.id, 'failed');
+      expect(op.error?.code).toBe('PUBLICATION_OUTCOME_UNKNOWN');
+    } finally {
+      await stack.admin.clearFaults();
+      await stack.restartDispatcher();
+    }
+    const pubKey = key(publicationId);
+    const made = await stack.admin.countersFor(pubKey);
+    expect(made.productId).toEqual(expect.any(String)); // the marketplace did create it
+    const pub = await stack.client.get<PublicationBody['publication']>(
+      stack.ws(`/publications/${publicationId}`),
+    );
+    expect(pub.body).toMatchObject({ status: 'outcome_unknown', platformProductId: null });
+
+    // A new publication of the same draft to the same store would create a second product: refused.
+    const again = await publish(body);
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({
+      code: 'ALREADY_PUBLISHED',
+      publicationId,
+      publicationStatus: 'outcome_unknown',
+    });
+
+    // The retry sends the same create again; the marketplace answers with the product it made.
+    const retryKey = randomUUID();
+    const retry = await stack.client.post<PublicationBody>(
+      stack.ws(`/publications/${publicationId}/retry`),
+      {},
+      { key: retryKey },
+    );
+    expect(retry.status).toBe(202);
+    expect(retry.body.publication.id).toBe(publicationId);
+    await stack.waitForOperation(retry.body.operation.id);
+    const settled = await stack.client.get<PublicationBody['publication']>(
+      stack.ws(`/publications/${publicationId}`),
+    );
+    expect(settled.body).toMatchObject({ status: 'published', platformProductId: made.productId });
+    const after = await stack.admin.countersFor(pubKey);
+    expect(after.productId).toBe(made.productId);
+    const all = await stack.admin.counters();
+    expect(Object.values(all.productsByKey).filter((id) => id === made.productId)).toHaveLength(1);
+
+    // The retry replays; a published publication cannot be retried.
+    const replay = await stack.client.post<PublicationBody>(
+      stack.ws(`/publications/${publicationId}/retry`),
+      {},
+      { key: retryKey },
+    );
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(retry.body);
+    const late = await stack.client.post(
+      stack.ws(`/publications/${publicationId}/retry`),
+      {},
+      { key: randomUUID() },
+    );
+    expect(late.status).toBe(409);
+    expect(late.body).toMatchObject({ code: 'PUBLICATION_NOT_RETRYABLE', publicationStatus: 'published' });
+  });
+
   it('holds no transaction while the marketplace call is in flight', async () => {
     const draft = await stack.draft({ title: 'Slow marketplace' });
     await stack.admin.setFaults({ latencyMs: 1500, routes: ['POST /platform/v1/stores/*/products'] });

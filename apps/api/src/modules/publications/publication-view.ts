@@ -1,6 +1,10 @@
 import type { OperationView } from '../operations/operation-view';
 
-export type PublicationStatus = 'pending' | 'publishing' | 'published' | 'failed';
+/**
+ * outcome_unknown: the marketplace never confirmed the create and may have applied it (sql/014).
+ * It keeps the (store, draft) slot; POST .../publications/{id}/retry sends the same create again.
+ */
+export type PublicationStatus = 'pending' | 'publishing' | 'published' | 'failed' | 'outcome_unknown';
 
 export interface PublicationView {
   id: string;

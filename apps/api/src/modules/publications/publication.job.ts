@@ -3,8 +3,8 @@ import { defineJob, OutboxHandler, type JobContext } from '@listing/outbox';
 import { z } from 'zod';
 import { AuditRepository } from '../audit/audit.repository';
 import { OperationsRepository } from '../operations/operations.repository';
-import { permanentFailure } from '../platform/job-failures';
-import type { PlatformClient } from '../platform/platform.client';
+import { permanentFailure, type SafeError } from '../platform/job-failures';
+import { PlatformRejectedError, type PlatformClient } from '../platform/platform.client';
 import { PRODUCT_DRAFT_MODULE } from '../product-drafts/product-drafts.service';
 import { RecordsRepository } from '../records/records.repository';
 import type { CredentialCipher } from '../stores/credential-cipher';
@@ -21,6 +21,12 @@ export const publishProductJob = defineJob({
   inbox: false,
   transaction: false,
 });
+
+const OUTCOME_UNKNOWN: SafeError = {
+  code: 'PUBLICATION_OUTCOME_UNKNOWN',
+  message:
+    'the marketplace did not confirm the product and may have created it; retry this publication (it cannot create a second product)',
+};
 
 /** The marketplace's idempotency key of a publication: one product per publication, ever. */
 export const publicationProviderKey = (publicationId: string) => `publication-${publicationId}`;
@@ -54,10 +60,15 @@ export class PublicationHandlers {
   async publish(payload: { publicationId: string; operationId: string }, context: JobContext) {
     const workspaceId = context.workspaceId!;
     const { publicationId, operationId } = payload;
+    // Whether a create for this publication may have reached the marketplace: an earlier delivery
+    // (or the attempt before a retry) got as far as 'publishing', or this one sends it.
+    let createMayHaveBeenSent = false;
     try {
       const plan = await this.db.withWorkspace(workspaceId, async () => {
         const publication = await this.publications.find(publicationId);
-        if (!publication || publication.status === 'failed') return null;
+        if (!publication || publication.status === 'failed' || publication.status === 'outcome_unknown')
+          return null; // decided, or waiting for a retry (which sends a new event)
+        createMayHaveBeenSent = publication.status === 'publishing';
         if (publication.status === 'published') {
           await this.operations.markSucceeded(operationId);
           return null;
@@ -75,6 +86,7 @@ export class PublicationHandlers {
       });
       if (!plan) return { outcome: 'skipped' };
 
+      createMayHaveBeenSent = true;
       const created = await this.platform.createProduct(
         plan.access.storeExternalId,
         plan.access.credentials.apiKey,
@@ -101,6 +113,16 @@ export class PublicationHandlers {
         message: 'the marketplace refused the product',
       });
       if (!failure) throw error;
+      // A refusal of the create is a verdict: no product exists under this provider key. Anything
+      // else after a create may have been sent is not: the product may exist, so the publication
+      // keeps its slot (a new publication could create a second product) and waits for a retry.
+      if (createMayHaveBeenSent && !(error instanceof PlatformRejectedError)) {
+        await this.db.withWorkspace(workspaceId, async () => {
+          await this.publications.markOutcomeUnknown(publicationId, failure.code);
+          await this.operations.markFailed(operationId, OUTCOME_UNKNOWN);
+        });
+        return { outcome: `outcome_unknown:${failure.code}` };
+      }
       await this.db.withWorkspace(workspaceId, async () => {
         await this.publications.markFailed(publicationId, failure.code);
         await this.operations.markFailed(operationId, failure);

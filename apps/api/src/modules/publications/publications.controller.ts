@@ -8,13 +8,17 @@ import {
 import { ParseIdPipe } from '../../common/http-params';
 import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
+import { ApiDoc } from '../../ops/openapi/api-doc.decorator';
 import { AuthGuard } from '../auth/auth.guard';
 import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
 import { pageQuerySchema, type PageQuery } from '../stores/store.dto';
 import { createPublicationSchema, type CreatePublicationInput } from './publication.dto';
 import { PublicationsService } from './publications.service';
 
-/** First publications of product drafts to stores: 202 { publication, operation }. */
+/**
+ * First publications of product drafts to stores, and retries of those whose outcome the
+ * marketplace left unknown: 202 { publication, operation }.
+ */
 @Controller('v1/workspaces/:workspaceId/publications')
 @UseGuards(AuthGuard, RateLimitGuard)
 @RateLimit('user')
@@ -30,6 +34,22 @@ export class PublicationsController {
     @Body(new ZodValidationPipe(createPublicationSchema)) body: CreatePublicationInput,
   ) {
     const outcome = await this.publications.create(auth, idem, body);
+    return new IdempotentResponse(outcome.result, outcome.replayed);
+  }
+
+  @Post(':publicationId/retry')
+  @HttpCode(202)
+  @Idempotent({ required: true })
+  @ApiDoc({
+    summary: 'Send the create of a publication whose outcome is unknown again (same provider key)',
+    problems: ['PUBLICATION_NOT_RETRYABLE', 'STORE_NOT_ACTIVE'],
+  })
+  async retry(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @IdempotencyRequest() idem: IdempotentRequestContext,
+    @Param('publicationId', new ParseIdPipe('publication')) id: string,
+  ) {
+    const outcome = await this.publications.retry(auth, idem, id);
     return new IdempotentResponse(outcome.result, outcome.replayed);
   }
 

@@ -67,11 +67,41 @@ export class PublicationsRepository {
     return r.rowCount === 1;
   }
 
+  /** Also from outcome_unknown: a late answer of the marketplace settles what we did not know. */
   async markPublished(id: string, platformProductId: string): Promise<boolean> {
     const r = await this.db.executor.execute(sql`
-      update publications set status = 'published', platform_product_id = ${platformProductId}, published_at = now(), updated_at = now()
+      update publications set status = 'published', platform_product_id = ${platformProductId}, published_at = now(),
+             error_code = null, updated_at = now()
+       where workspace_id = app_current_workspace() and id = ${id} and status in ('pending', 'publishing', 'outcome_unknown')`);
+    return r.rowCount === 1;
+  }
+
+  /** The create may have reached the marketplace: keep the slot, never free it as 'failed'. */
+  async markOutcomeUnknown(id: string, errorCode: string): Promise<boolean> {
+    const r = await this.db.executor.execute(sql`
+      update publications set status = 'outcome_unknown', error_code = ${errorCode}, updated_at = now()
        where workspace_id = app_current_workspace() and id = ${id} and status in ('pending', 'publishing')`);
     return r.rowCount === 1;
+  }
+
+  /**
+   * outcome_unknown → publishing for a retry (a create may have been sent: the job must treat it
+   * so). Locks the row; false when it is in another state.
+   */
+  async reopenUnknown(id: string): Promise<boolean> {
+    const r = await this.db.requireTransaction('publication retry').execute(sql`
+      update publications set status = 'publishing', error_code = null, updated_at = now()
+       where workspace_id = app_current_workspace() and id = ${id} and status = 'outcome_unknown'`);
+    return r.rowCount === 1;
+  }
+
+  /** The publication holding the (store, draft) slot, if any. */
+  async findActiveFor(storeId: string, draftId: string): Promise<{ id: string; status: string } | undefined> {
+    const { rows } = await this.db.executor.execute<{ id: string; status: string }>(sql`
+      select id, status from publications
+       where workspace_id = app_current_workspace() and store_id = ${storeId} and draft_id = ${draftId}
+         and status <> 'failed'`);
+    return rows[0];
   }
 
   async markFailed(id: string, errorCode: string): Promise<boolean> {

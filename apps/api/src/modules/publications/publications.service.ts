@@ -7,7 +7,11 @@ import {
   type IdempotentOutcome,
   type IdempotentRequestContext,
 } from '@listing/idempotency';
-import { AlreadyPublishedError, StoreNotActiveError } from '../../common/capability-errors';
+import {
+  AlreadyPublishedError,
+  PublicationNotRetryableError,
+  StoreNotActiveError,
+} from '../../common/capability-errors';
 import { ResourceNotFoundError } from '../../common/domain-errors';
 import { decodeCursor, toPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
@@ -70,26 +74,80 @@ export class PublicationsService {
       work: async (body) => {
         const id = randomUUID();
         if (!(await this.publications.insert({ id, ...body, createdBy: auth.userId }))) {
-          throw new AlreadyPublishedError();
+          throw new AlreadyPublishedError(await this.publications.findActiveFor(body.storeId, body.draftId));
         }
-        const operationId = await this.commands.accept({
-          kind: 'publication.publish',
-          resourceType: 'publication',
-          resourceId: id,
-          actorUserId: auth.userId,
-          job: publishProductJob,
-          payload: (operationId) => ({ publicationId: id, operationId }),
-          audit: (operationId) => ({
-            action: 'PUBLICATION_REQUESTED',
-            entityType: 'publication',
-            entityId: id,
-            revision: body.revision,
-            metadata: { draftId: body.draftId, storeId: body.storeId, operationId },
-          }),
+        return this.enqueuePublish(auth, id, {
+          action: 'PUBLICATION_REQUESTED',
+          revision: body.revision,
+          metadata: { draftId: body.draftId, storeId: body.storeId },
         });
-        return this.accepted(id, operationId);
       },
     });
+  }
+
+  /**
+   * Sends the create of a publication whose outcome is unknown again, under the same provider
+   * key: the marketplace returns the product if the lost attempt made it, or makes it now. Never
+   * a second product. New operation, same publication.
+   */
+  retry(
+    auth: WorkspaceAuthContext,
+    idem: IdempotentRequestContext,
+    publicationId: string,
+  ): Promise<IdempotentOutcome<PublicationAccepted>> {
+    return this.idempotency.runPrepared({
+      owner: auth,
+      key: idem.key,
+      operation: idem.operation,
+      fingerprint: idem.fingerprint,
+      policy: this.policy,
+      status: 202,
+      prepare: async () => {
+        const publication = await this.publications.find(publicationId);
+        if (!publication) throw new ResourceNotFoundError('publication');
+        if (publication.status !== 'outcome_unknown')
+          throw new PublicationNotRetryableError(publication.status);
+        const store = await this.stores.findState(publication.storeId);
+        if (!store) throw new ResourceNotFoundError('store');
+        if (store.status !== 'active') throw new StoreNotActiveError(store.status);
+        return publication;
+      },
+      work: async (publication) => {
+        if (!(await this.publications.reopenUnknown(publication.id))) {
+          const now = await this.publications.find(publication.id);
+          throw new PublicationNotRetryableError(now?.status ?? 'unknown'); // a concurrent retry won
+        }
+        return this.enqueuePublish(auth, publication.id, {
+          action: 'PUBLICATION_RETRY_REQUESTED',
+          revision: publication.revision,
+          metadata: { draftId: publication.draftId, storeId: publication.storeId },
+        });
+      },
+    });
+  }
+
+  /** Operation + outbox event (+ audit) for one delivery of a publication's create. */
+  private async enqueuePublish(
+    auth: WorkspaceAuthContext,
+    id: string,
+    audit: { action: string; revision: number; metadata: Record<string, unknown> },
+  ): Promise<PublicationAccepted> {
+    const operationId = await this.commands.accept({
+      kind: 'publication.publish',
+      resourceType: 'publication',
+      resourceId: id,
+      actorUserId: auth.userId,
+      job: publishProductJob,
+      payload: (operationId) => ({ publicationId: id, operationId }),
+      audit: (operationId) => ({
+        action: audit.action,
+        entityType: 'publication',
+        entityId: id,
+        revision: audit.revision,
+        metadata: { ...audit.metadata, operationId },
+      }),
+    });
+    return this.accepted(id, operationId);
   }
 
   get(auth: WorkspaceAuthContext, id: string): Promise<PublicationView> {

@@ -59,6 +59,15 @@ export class ForbiddenError extends DomainError {
   readonly code = 'FORBIDDEN';
 }
 
+/** The user already belongs to the workspace; the role is not changed by adding them again. */
+export class MemberExistsError extends DomainError {
+  readonly code = 'MEMBER_EXISTS';
+  constructor(role: string) {
+    super('this user is already a member of the workspace');
+    this.extensions.role = role;
+  }
+}
+
 export class ResourceNotFoundError extends DomainError {
   readonly code = 'RESOURCE_NOT_FOUND';
   constructor(what: string) {

@@ -218,6 +218,20 @@ describe('Idempotency-Key over HTTP (product drafts)', () => {
       role: 'member',
     });
     expect(added.status).toBe(201);
+    // Adding again, with another role or the same, changes nothing and says so (not a 201).
+    for (const role of ['admin', 'member']) {
+      const again = await alice.client.post(`/v1/workspaces/${alice.workspaceId}/members`, {
+        email: bob.email,
+        role,
+      });
+      expect(again.status).toBe(409);
+      expect(again.body).toMatchObject({ code: 'MEMBER_EXISTS', role: 'member' });
+    }
+    const self = await alice.client.post(`/v1/workspaces/${alice.workspaceId}/members`, {
+      email: alice.email,
+      role: 'member',
+    });
+    expect(self.body).toMatchObject({ code: 'MEMBER_EXISTS', role: 'owner' });
     const key = randomUUID();
     const a = await alice.client.post<Draft>(drafts(), { title: 'shared key' }, { key });
     const b = await bob.client.post<Draft>(drafts(), { title: 'shared key' }, { key });

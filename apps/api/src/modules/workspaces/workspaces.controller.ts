@@ -7,6 +7,7 @@ import {
   type WorkspaceAuthContext,
 } from '../../common/request-context';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
+import { ApiDoc } from '../../ops/openapi/api-doc.decorator';
 import { AuthGuard } from '../auth/auth.guard';
 import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
 import { WorkspacesService } from './workspaces.service';
@@ -39,6 +40,7 @@ export class WorkspacesController {
 
   @Post(':workspaceId/members')
   @HttpCode(201)
+  @ApiDoc({ summary: 'Add a registered user to the workspace', problems: ['FORBIDDEN', 'MEMBER_EXISTS'] })
   addMember(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Body(new ZodValidationPipe(addMemberSchema)) body: z.infer<typeof addMemberSchema>,

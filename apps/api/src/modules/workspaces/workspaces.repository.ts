@@ -30,6 +30,12 @@ export class WorkspacesRepository {
     return result.rowCount === 1;
   }
 
+  async findRole(workspaceId: string, userId: string): Promise<WorkspaceMembership['role'] | undefined> {
+    const { rows } = await this.db.executor.execute<{ role: WorkspaceMembership['role'] }>(sql`
+      select role from workspace_members where workspace_id = ${workspaceId} and user_id = ${userId}`);
+    return rows[0]?.role;
+  }
+
   /** All of one user's workspaces, across tenants (SECURITY DEFINER function, ids/names/roles). */
   async listForUser(userId: string): Promise<WorkspaceMembership[]> {
     const { rows } = await this.db.executor.execute<{

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
 import { AuthRepository } from '../auth/auth.repository';
-import { ForbiddenError, ResourceNotFoundError } from '../../common/domain-errors';
+import { ForbiddenError, MemberExistsError, ResourceNotFoundError } from '../../common/domain-errors';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { WorkspacesRepository, type WorkspaceMembership } from './workspaces.repository';
 
@@ -32,9 +32,11 @@ export class WorkspacesService {
     if (auth.role === 'member') throw new ForbiddenError('only owners and admins add members');
     const user = await this.users.findUserByEmail(email);
     if (!user) throw new ResourceNotFoundError('user');
-    await this.db.withWorkspace(auth.workspaceId, () =>
-      this.workspaces.insertMember(auth.workspaceId, user.id, role),
-    );
+    await this.db.withWorkspace(auth.workspaceId, async () => {
+      if (await this.workspaces.insertMember(auth.workspaceId, user.id, role)) return;
+      // Answering 201 with the requested role would report a change that was never made.
+      throw new MemberExistsError((await this.workspaces.findRole(auth.workspaceId, user.id)) ?? role);
+    });
     return { workspaceId: auth.workspaceId, userId: user.id, role };
   }
 }

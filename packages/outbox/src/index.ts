@@ -1,6 +1,7 @@
 export * from './backoff';
 export * from './dead-letter.service';
 export * from './dispatcher';
+export * from './dead-letter-reactor';
 export * from './failed-job-sweep';
 export * from './inbox.repository';
 export * from './job-definition';

@@ -84,3 +84,15 @@ export interface JobContext {
 }
 
 export type JobHandler<P = Record<string, unknown>> = (payload: P, context: JobContext) => Promise<unknown>;
+
+/** What a dead-letter reaction gets besides the parsed payload (see OnOutboxDeadLetter). */
+export interface DeadLetterContext {
+  readonly eventId: string;
+  /** Bound to the ambient transaction the reaction runs in. */
+  readonly workspaceId: string;
+}
+
+export type DeadLetterReaction<P = Record<string, unknown>> = (
+  payload: P,
+  context: DeadLetterContext,
+) => Promise<void>;

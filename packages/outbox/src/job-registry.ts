@@ -1,6 +1,6 @@
-import type { JobDefinition, JobHandler } from './job-definition';
+import type { DeadLetterReaction, JobDefinition, JobHandler } from './job-definition';
 import { OutboxError } from './outbox-error';
-import { decoratedHandlers } from './outbox-handler.decorator';
+import { decoratedDeadLetterReactions, decoratedHandlers } from './outbox-handler.decorator';
 
 /**
  * Job names → queue, schema and handler. The worker process builds one at boot and calls
@@ -10,6 +10,7 @@ import { decoratedHandlers } from './outbox-handler.decorator';
 export class JobRegistry {
   private readonly jobs = new Map<string, JobDefinition>();
   private readonly handlers = new Map<string, JobHandler[]>();
+  private readonly reactions = new Map<string, DeadLetterReaction>();
 
   define(...jobs: JobDefinition[]): this {
     for (const job of jobs) {
@@ -34,14 +35,40 @@ export class JobRegistry {
     return this;
   }
 
-  /** Registers every @OutboxHandler method of an instance, bound to it. */
+  /** Registers the reaction to a dead letter of `job` (at most one per job). */
+  onDeadLetter<P extends Record<string, unknown>>(
+    job: JobDefinition<P>,
+    reaction: DeadLetterReaction<P>,
+  ): this {
+    this.define(job as unknown as JobDefinition);
+    if (this.reactions.has(job.name)) {
+      throw new OutboxError('OUTBOX_HANDLER_DUPLICATE', `job ${job.name} has two dead-letter reactions`, {
+        duplicated: [job.name],
+      });
+    }
+    this.reactions.set(job.name, reaction as DeadLetterReaction);
+    return this;
+  }
+
+  /** Registers every @OutboxHandler and @OnOutboxDeadLetter method of an instance, bound to it. */
   registerHandlers(instance: object): this {
-    for (const { job, method } of decoratedHandlers(instance)) {
+    const bound = (method: string | symbol) => {
       const fn = (instance as Record<string | symbol, unknown>)[method];
-      if (typeof fn !== 'function') continue;
-      this.handle(job, (fn as JobHandler).bind(instance));
+      return typeof fn === 'function' ? (fn as (...args: unknown[]) => Promise<never>).bind(instance) : null;
+    };
+    for (const { job, method } of decoratedHandlers(instance)) {
+      const fn = bound(method);
+      if (fn) this.handle(job, fn);
+    }
+    for (const { job, method } of decoratedDeadLetterReactions(instance)) {
+      const fn = bound(method);
+      if (fn) this.onDeadLetter(job, fn);
     }
     return this;
+  }
+
+  deadLetterReaction(name: string): DeadLetterReaction | undefined {
+    return this.reactions.get(name);
   }
 
   /** Throws one error listing every job without exactly one handler. */

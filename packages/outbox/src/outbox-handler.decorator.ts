@@ -1,39 +1,56 @@
 import type { JobDefinition } from './job-definition';
 
 const HANDLERS = Symbol.for('listing.outbox.handlers');
+const DEAD_LETTER_REACTIONS = Symbol.for('listing.outbox.dead-letter-reactions');
 
 export interface DecoratedHandler {
   readonly job: JobDefinition;
   readonly method: string | symbol;
 }
 
-/**
- * Marks a method as the handler of a job: `@OutboxHandler(sendMail) async send(payload, ctx) {}`.
- * Plain metadata on the class (no Nest needed); JobRegistry.registerHandlers(instance) binds them.
- */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function OutboxHandler<P extends Record<string, unknown>>(job: JobDefinition<P>): any {
+/** Records `job` → `method` under `key` on the class prototype (plain metadata, no Nest needed). */
+function decorate(key: symbol, job: JobDefinition) {
   return (target: object, method: string | symbol) => {
-    const own = Object.prototype.hasOwnProperty.call(target, HANDLERS)
-      ? (target as Record<symbol, DecoratedHandler[]>)[HANDLERS]!
-      : [];
-    if (!Object.prototype.hasOwnProperty.call(target, HANDLERS)) {
-      Object.defineProperty(target, HANDLERS, { value: own, enumerable: false });
+    if (!Object.prototype.hasOwnProperty.call(target, key)) {
+      Object.defineProperty(target, key, { value: [], enumerable: false });
     }
-    own.push({ job: job as unknown as JobDefinition, method });
+    (target as Record<symbol, DecoratedHandler[]>)[key]!.push({ job, method });
   };
 }
 
-/** The decorated handlers of an instance, from its whole prototype chain. */
-export function decoratedHandlers(instance: object): DecoratedHandler[] {
+/** The methods decorated under `key` on an instance's whole prototype chain. */
+function decorated(key: symbol, instance: object): DecoratedHandler[] {
   const found: DecoratedHandler[] = [];
   for (
     let proto = Object.getPrototypeOf(instance);
     proto && proto !== Object.prototype;
     proto = Object.getPrototypeOf(proto)
   ) {
-    if (Object.prototype.hasOwnProperty.call(proto, HANDLERS))
-      found.push(...(proto[HANDLERS] as DecoratedHandler[]));
+    if (Object.prototype.hasOwnProperty.call(proto, key)) found.push(...(proto[key] as DecoratedHandler[]));
   }
   return found;
 }
+
+/**
+ * Marks a method as the handler of a job: `@OutboxHandler(sendMail) async send(payload, ctx) {}`.
+ * JobRegistry.registerHandlers(instance) binds them.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function OutboxHandler<P extends Record<string, unknown>>(job: JobDefinition<P>): any {
+  return decorate(HANDLERS, job as unknown as JobDefinition);
+}
+
+/**
+ * Marks a method as what a dead letter of the job means for the domain:
+ * `@OnOutboxDeadLetter(publish) async gaveUp(payload, ctx) {}` — typically fail the operation the
+ * event carried and settle its resource. Runs once per dead letter (DeadLetterReactor), in a
+ * transaction bound to the event's workspace; it must only write conditionally (the state may have
+ * moved on), and must not call out.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function OnOutboxDeadLetter<P extends Record<string, unknown>>(job: JobDefinition<P>): any {
+  return decorate(DEAD_LETTER_REACTIONS, job as unknown as JobDefinition);
+}
+
+export const decoratedHandlers = (instance: object) => decorated(HANDLERS, instance);
+export const decoratedDeadLetterReactions = (instance: object) => decorated(DEAD_LETTER_REACTIONS, instance);

@@ -308,6 +308,36 @@ export class OutboxRepository {
     return result.rowCount ?? 0;
   }
 
+  /** Workspaces holding dead letters no reaction has run for yet (sql/015). */
+  async unhandledDeadLetterWorkspaces(limit: number): Promise<string[]> {
+    const rows = await this.rows<{ id: string }>(
+      sql`select outbox_unhandled_dead_letter_workspaces as id from outbox_unhandled_dead_letter_workspaces(${limit}::integer)`,
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * The next dead letter of the bound workspace no reaction has run for, locked (SKIP LOCKED:
+   * another worker's reactor takes the next one). Must run in the transaction that records it.
+   */
+  async nextUnhandledDeadLetter(
+    except: readonly string[] = [],
+  ): Promise<{ id: string; type: string; payload: unknown } | undefined> {
+    const rows = await this.rows<{ id: string; event_type: string; payload: unknown }>(sql`
+      select id, event_type, payload from outbox_events
+       where workspace_id = app_current_workspace() and status = 'dead_letter' and dead_letter_handled_at is null
+         and id <> all(${sql.param([...except])}::uuid[])
+       limit 1 for update skip locked`);
+    const row = rows[0];
+    return row && { id: row.id, type: row.event_type, payload: row.payload };
+  }
+
+  async markDeadLetterHandled(id: string): Promise<void> {
+    await this.db.executor.execute(sql`
+      update outbox_events set dead_letter_handled_at = now()
+       where id = ${id} and status = 'dead_letter' and dead_letter_handled_at is null`);
+  }
+
   /** The database's clock (text, full precision), to compare with times it wrote. */
   async now(): Promise<string> {
     const rows = await this.rows<{ now: string }>(sql`select clock_timestamp()::text as now`);
@@ -319,7 +349,7 @@ export class OutboxRepository {
     const rows = await this.rows<{ queue: string; event_type: string; previous_attempts: number }>(sql`
       update outbox_events e
          set status = 'pending', attempt_count = 0, next_attempt_at = now(), dispatched_at = null,
-             last_error = null, updated_at = now()
+             last_error = null, dead_letter_handled_at = null, updated_at = now()
         from (select id, attempt_count from outbox_events where id = ${id} and status = 'dead_letter' for update) old
        where e.id = old.id
       returning e.queue, e.event_type, old.attempt_count as previous_attempts`);

@@ -2,6 +2,7 @@ import { isDatabaseUnavailable, type Database } from '@listing/db';
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
+import { DeadLetterReactor } from './dead-letter-reactor';
 import { FailedJobSweep } from './failed-job-sweep';
 import { InboxRepository } from './inbox.repository';
 import type { JobContext, JobDefinition } from './job-definition';
@@ -39,7 +40,8 @@ export interface WorkerRuntimeOptions {
   /**
    * How often (ms) BullMQ's failed sets are checked for jobs whose event never got its dead
    * letter (FailedJobSweep), also once at start, from the queue's high-water mark. 0: never.
-   * Default 60 000.
+   * Default 60 000. The dead-letter reactions (DeadLetterReactor) run at the same times, and
+   * right after this process dead-letters an event.
    */
   readonly failedSweepIntervalMs?: number;
 }
@@ -86,6 +88,7 @@ export class OutboxWorkerRuntime {
     timer: NodeJS.Timeout | null;
   } | null = null;
   private sweepRun: Promise<void> | null = null;
+  private reactions: { reactor: DeadLetterReactor; run: Promise<void> | null; again: boolean } | null = null;
 
   constructor(private readonly options: WorkerRuntimeOptions) {
     this.inbox = new InboxRepository(options.db);
@@ -125,6 +128,16 @@ export class OutboxWorkerRuntime {
         .catch((error: Error) => this.logger.error('worker stopped', { queue, error: error.message }));
     }
     await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+    this.reactions = {
+      reactor: new DeadLetterReactor({
+        db: this.options.db,
+        registry: this.options.registry,
+        logger: this.logger,
+      }),
+      run: null,
+      again: false,
+    };
+    this.react();
     this.startFailedSweep(queues);
     this.logger.info('workers started', { queues });
   }
@@ -154,11 +167,49 @@ export class OutboxWorkerRuntime {
         .catch((error: unknown) =>
           this.logger.warn('failed-job sweep failed; it runs again', { error: redactError(error) }),
         )
-        .finally(() => (this.sweepRun = null));
+        .finally(() => {
+          this.sweepRun = null;
+          this.react(); // also for dead letters other processes wrote (the dispatcher's)
+        });
     };
     sweep.timer = setInterval(tick, every);
     sweep.timer.unref();
     tick();
+  }
+
+  /** Runs the dead-letter reactions now, or once more after the run in progress. */
+  private react(): void {
+    const reactions = this.reactions;
+    if (!reactions) return;
+    if (reactions.run) {
+      reactions.again = true;
+      return;
+    }
+    reactions.run = reactions.reactor
+      .run()
+      .then((n) => {
+        if (n) this.logger.info('dead letters reacted to', { events: n });
+      })
+      .catch((error: unknown) =>
+        this.logger.warn('dead-letter reactions failed; they run again', { error: redactError(error) }),
+      )
+      .finally(() => {
+        reactions.run = null;
+        if (reactions.again && this.reactions === reactions) {
+          reactions.again = false;
+          this.react();
+        }
+      });
+  }
+
+  private async stopReactions(): Promise<void> {
+    const reactions = this.reactions;
+    this.reactions = null;
+    if (!reactions) return;
+    reactions.reactor.stop();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([reactions.run, new Promise((r) => (timer = setTimeout(r, 2000)))]);
+    clearTimeout(timer);
   }
 
   private async stopFailedSweep(): Promise<void> {
@@ -179,6 +230,7 @@ export class OutboxWorkerRuntime {
   async kill(): Promise<void> {
     this.cancelDeadLetterRetries();
     await this.stopFailedSweep();
+    await this.stopReactions();
     await Promise.all(this.workers.map((w) => w.close(true)));
     this.workers.length = 0;
     await this.closeQueues();
@@ -188,6 +240,7 @@ export class OutboxWorkerRuntime {
   async close(): Promise<void> {
     this.cancelDeadLetterRetries();
     await this.stopFailedSweep();
+    await this.stopReactions();
     await Promise.all(this.workers.map((w) => w.close()));
     this.workers.length = 0;
     await this.closeQueues();
@@ -328,6 +381,7 @@ export class OutboxWorkerRuntime {
         this.outbox.deadLetterFromWorker(eventId, attempts, message),
       );
       this.logger.warn('job dead-lettered', { event: eventId, attempts, error: message });
+      this.react();
       return undefined;
     } catch (e) {
       this.logger.error('could not dead-letter the outbox event', { event: eventId, error: redactError(e) });

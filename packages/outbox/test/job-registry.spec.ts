@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { defineJob, JobRegistry, OutboxError, OutboxHandler, type JobContext } from '../src';
+import {
+  defineJob,
+  JobRegistry,
+  OnOutboxDeadLetter,
+  OutboxError,
+  OutboxHandler,
+  type DeadLetterContext,
+  type JobContext,
+} from '../src';
 
 const a = defineJob({ name: 'a.job', queue: 'qa', schema: z.object({ id: z.string() }) });
 const b = defineJob({ name: 'b.job', queue: 'qb', schema: z.object({}) });
@@ -13,7 +21,27 @@ class Handlers {
   }
 }
 
+class WithReaction extends Handlers {
+  abandoned: string[] = [];
+  @OnOutboxDeadLetter(a)
+  async gaveUp(payload: { id: string }, ctx: DeadLetterContext) {
+    this.abandoned.push(`${payload.id}@${ctx.workspaceId}`);
+  }
+}
+
 describe('JobRegistry', () => {
+  it('binds @OnOutboxDeadLetter reactions to their instance (inherited handlers too); one per job', async () => {
+    const instance = new WithReaction();
+    const registry = new JobRegistry().registerHandlers(instance);
+    registry.assertComplete();
+    await registry.deadLetterReaction('a.job')!({ id: 'x' }, { eventId: 'e', workspaceId: 'w' });
+    expect(instance.abandoned).toEqual(['x@w']);
+    expect(registry.deadLetterReaction('b.job')).toBeUndefined();
+    expect(() => registry.onDeadLetter(a, async () => undefined)).toThrow(
+      expect.objectContaining({ code: 'OUTBOX_HANDLER_DUPLICATE' }),
+    );
+  });
+
   it('binds decorated handlers to their instance, works without Nest', async () => {
     const handlers = new Handlers();
     const registry = new JobRegistry().registerHandlers(handlers);

@@ -187,6 +187,47 @@ describe('capability: first publication of a product draft (real processes)', ()
     expect(late.body).toMatchObject({ code: 'PUBLICATION_NOT_RETRYABLE', publicationStatus: 'published' });
   });
 
+  it('a dead-lettered publish after a delivery reached publishing: outcome_unknown, then the retry publishes it', async () => {
+    const draft = await stack.draft({ title: 'Abandoned mid-flight' });
+    await stack.stopWorker();
+    const res = await publish({ draftId: draft.id, revision: draft.revision, storeId: store.id });
+    expect(res.status).toBe(202);
+    const publicationId = res.body.publication.id;
+    const event = await waitUntil('the publish event to be dispatched', async () => {
+      const e = await stack.eventFor('publicationId', publicationId);
+      return e.status === 'dispatched' ? e : undefined;
+    });
+    // What a worker that kept dying after marking the publication 'publishing' leaves behind,
+    // once the outbox gave up: the create may have been sent.
+    await stack.queue(event.queue).remove(event.id);
+    await t.owner.query(`update publications set status = 'publishing' where id = $1`, [publicationId]);
+    await t.owner.query(
+      `update outbox_events set status = 'dead_letter', last_error = 'gave up' where id = $1`,
+      [event.id],
+    );
+    await stack.startWorker();
+    const op = await stack.waitForOperation(res.body.operation.id, 'failed');
+    expect(op.error?.code).toBe('PUBLICATION_OUTCOME_UNKNOWN');
+    const pub = await stack.client.get<PublicationBody['publication']>(
+      stack.ws(`/publications/${publicationId}`),
+    );
+    expect(pub.body.status).toBe('outcome_unknown');
+
+    const retry = await stack.client.post<PublicationBody>(
+      stack.ws(`/publications/${publicationId}/retry`),
+      {},
+      { key: randomUUID() },
+    );
+    expect(retry.status).toBe(202);
+    await stack.waitForOperation(retry.body.operation.id);
+    const counters = await stack.admin.countersFor(key(publicationId));
+    expect(counters.productCreateCalls).toBe(1);
+    expect(
+      (await stack.client.get<PublicationBody['publication']>(stack.ws(`/publications/${publicationId}`)))
+        .body,
+    ).toMatchObject({ status: 'published', platformProductId: counters.productId });
+  });
+
   it('holds no transaction while the marketplace call is in flight', async () => {
     const draft = await stack.draft({ title: 'Slow marketplace' });
     await stack.admin.setFaults({ latencyMs: 1500, routes: ['POST /platform/v1/stores/*/products'] });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { useTestDatabase } from '@listing/testing';
+import { waitUntil } from '../outbox/processes';
 import { CapabilityStack, type OperationBody } from './stack';
 
 const t = useTestDatabase();
@@ -115,6 +116,41 @@ describe('capability: full sync of a store (real processes)', () => {
     ).toBe(true);
     await stack.waitForOperation(accepted[0]!.body.operation.id);
     await stack.admin.clearFaults();
+  });
+
+  it('a dead-lettered sync: the worker fails its operation and sync (TASK_ABANDONED), and the store can be synced again', async () => {
+    await stack.stopWorker();
+    const first = await startSync();
+    expect(first.status).toBe(202);
+    const event = await waitUntil('the sync event to be dispatched', async () => {
+      const e = await stack.eventFor('syncId', first.body.sync.id);
+      return e.status === 'dispatched' ? e : undefined;
+    });
+    // The state every dead-letter path leaves (dispatcher, last attempt, stall loop, sweep): the
+    // event is a dead letter and no job will run it.
+    await stack.queue(event.queue).remove(event.id);
+    await t.owner.query(
+      `update outbox_events set status = 'dead_letter', last_error = 'gave up' where id = $1`,
+      [event.id],
+    );
+    expect((await startSync()).status).toBe(409); // the abandoned sync still holds the store
+
+    await stack.startWorker(); // reacts to dead letters at start
+    const op = await stack.waitForOperation(first.body.operation.id, 'failed');
+    expect(op.error).toEqual({
+      code: 'TASK_ABANDONED',
+      message: 'the task failed repeatedly and was stopped; start it again',
+    });
+    const sync = await stack.client.get<SyncBody['sync']>(stack.ws(`/store-syncs/${first.body.sync.id}`));
+    expect(sync.body.status).toBe('failed');
+    const handled = await t.owner.query(`select dead_letter_handled_at from outbox_events where id = $1`, [
+      event.id,
+    ]);
+    expect(handled.rows[0].dead_letter_handled_at).not.toBeNull();
+
+    const next = await startSync();
+    expect(next.status).toBe(202);
+    await stack.waitForOperation(next.body.operation.id);
   });
 
   it('leaves no credential value in events, idempotency rows, audit, logs or responses', async () => {

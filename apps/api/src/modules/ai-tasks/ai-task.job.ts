@@ -1,10 +1,16 @@
 import type { Database } from '@listing/db';
-import { defineJob, InboxRepository, OutboxHandler, type JobContext } from '@listing/outbox';
+import {
+  defineJob,
+  InboxRepository,
+  OnOutboxDeadLetter,
+  OutboxHandler,
+  type JobContext,
+} from '@listing/outbox';
 import { z } from 'zod';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { AuditRepository } from '../audit/audit.repository';
 import { OperationsRepository } from '../operations/operations.repository';
-import { PermanentJobError, permanentFailure } from '../platform/job-failures';
+import { ABANDONED, PermanentJobError, permanentFailure } from '../platform/job-failures';
 import type { PlatformClient } from '../platform/platform.client';
 import { PRODUCT_DRAFT_MODULE } from '../product-drafts/product-drafts.service';
 import { RecordKernelService } from '../records/record-kernel.service';
@@ -140,6 +146,13 @@ export class AiTaskHandlers {
       });
       return { outcome: `failed:${failure.code}` };
     }
+  }
+  /** The outbox gave up on the job: the task and its feature execution fail. */
+  @OnOutboxDeadLetter(runAiTaskJob)
+  async abandoned(payload: { aiTaskId: string; operationId: string }): Promise<void> {
+    const task = await this.tasks.findWork(payload.aiTaskId);
+    if (task) await this.tasks.markFailed(task, ABANDONED.code);
+    await this.operations.markFailed(payload.operationId, ABANDONED);
   }
 }
 

@@ -1,11 +1,12 @@
 import type { Database } from '@listing/db';
-import { defineJob, OutboxHandler, type JobContext } from '@listing/outbox';
+import { defineJob, OnOutboxDeadLetter, OutboxHandler, type JobContext } from '@listing/outbox';
 import { z } from 'zod';
 import type { MediaConfig } from '../../config/media-config';
 import { ImageRejectedError, inspectImage } from '../media/image-inspector';
 import { mediaTypeOf } from '../media/image-sniffer';
 import type { ObjectStorage } from '../object-storage/object-storage';
 import { OperationsRepository } from '../operations/operations.repository';
+import { ABANDONED } from '../platform/job-failures';
 import { MaterialTransfersRepository, type TransferFacts } from './material-transfers.repository';
 import { fetchSource, SourceFetchError } from './source-fetcher';
 import { parseAllowlist, type AllowEntry } from './source-url-guard';
@@ -104,6 +105,13 @@ export class MaterialTransferJobHandlers {
     if (!settled) return { outcome: 'skipped', status: 'settled by another delivery' };
     this.log('material transfer copied', { transfer: transferId, fetched: copied.fetched });
     return { outcome: 'succeeded', fetched: copied.fetched };
+  }
+
+  /** The outbox gave up on the job: the transfer fails (its source can be sent again). */
+  @OnOutboxDeadLetter(materialTransferJob)
+  async abandoned(payload: { transferId: string; operationId: string }): Promise<void> {
+    await this.transfers.markFailed(payload.transferId, ABANDONED);
+    await this.operations.markFailed(payload.operationId, ABANDONED);
   }
 
   /** Fetches the source into `objectKey` unless a copy is already there; facts of the stored copy. */

@@ -1,9 +1,10 @@
 import type { Database } from '@listing/db';
-import { defineJob, OutboxHandler, type JobContext } from '@listing/outbox';
+import { defineJob, OnOutboxDeadLetter, OutboxHandler, type JobContext } from '@listing/outbox';
 import { z } from 'zod';
 import type { MediaConfig } from '../../config/media-config';
 import type { ObjectStorage } from '../object-storage/object-storage';
 import { OperationsRepository } from '../operations/operations.repository';
+import { ABANDONED } from '../platform/job-failures';
 import { ImageRejectedError, inspectImage, renderThumbnail } from './image-inspector';
 import { MediaRepository } from './media.repository';
 
@@ -104,6 +105,13 @@ export class MediaJobHandlers {
       this.log('media failed', { media: mediaId, code: failure.code });
       return { outcome: 'failed', code: failure.code };
     }
+  }
+
+  /** The outbox gave up on the job (e.g. an image that kills its worker every time): failed. */
+  @OnOutboxDeadLetter(mediaProcessJob)
+  async abandoned(payload: { mediaId: string; operationId: string }): Promise<void> {
+    await this.media.markFailed(payload.mediaId, payload.operationId, ABANDONED);
+    await this.operations.markFailed(payload.operationId, ABANDONED);
   }
 
   /** Dimensions of an existing thumbnail, read from its PNG header (IHDR). */

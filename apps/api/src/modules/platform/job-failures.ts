@@ -7,6 +7,15 @@ export interface SafeError {
   message: string;
 }
 
+/**
+ * The operation error after the outbox gave up on the job (dead letter; see OnOutboxDeadLetter):
+ * every attempt failed, or its worker kept dying under it.
+ */
+export const ABANDONED: SafeError = {
+  code: 'TASK_ABANDONED',
+  message: 'the task failed repeatedly and was stopped; start it again',
+};
+
 /** A permanent business failure decided by a handler (e.g. the store is no longer active). */
 export class PermanentJobError extends Error {
   constructor(readonly safe: SafeError) {

@@ -1,9 +1,9 @@
 import type { Database } from '@listing/db';
-import { defineJob, OutboxHandler, type JobContext } from '@listing/outbox';
+import { defineJob, OnOutboxDeadLetter, OutboxHandler, type JobContext } from '@listing/outbox';
 import { z } from 'zod';
 import { AuditRepository } from '../audit/audit.repository';
 import { OperationsRepository } from '../operations/operations.repository';
-import { permanentFailure, type SafeError } from '../platform/job-failures';
+import { ABANDONED, permanentFailure, type SafeError } from '../platform/job-failures';
 import { PlatformRejectedError, type PlatformClient } from '../platform/platform.client';
 import { PRODUCT_DRAFT_MODULE } from '../product-drafts/product-drafts.service';
 import { RecordsRepository } from '../records/records.repository';
@@ -129,6 +129,22 @@ export class PublicationHandlers {
       });
       return { outcome: `failed:${failure.code}` };
     }
+  }
+  /**
+   * The outbox gave up on the job. A publication already 'publishing' may have reached the
+   * marketplace: outcome_unknown (keeps its slot; the client retries it). One still 'pending' never
+   * sent anything: failed.
+   */
+  @OnOutboxDeadLetter(publishProductJob)
+  async abandoned(payload: { publicationId: string; operationId: string }): Promise<void> {
+    const publication = await this.publications.find(payload.publicationId);
+    if (publication?.status === 'publishing') {
+      await this.publications.markOutcomeUnknown(payload.publicationId, ABANDONED.code);
+      await this.operations.markFailed(payload.operationId, OUTCOME_UNKNOWN);
+      return;
+    }
+    await this.publications.markFailed(payload.publicationId, ABANDONED.code);
+    await this.operations.markFailed(payload.operationId, ABANDONED);
   }
 }
 

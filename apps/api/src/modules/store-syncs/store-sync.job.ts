@@ -1,9 +1,9 @@
 import type { Database } from '@listing/db';
-import { defineJob, OutboxHandler, type JobContext } from '@listing/outbox';
+import { defineJob, OnOutboxDeadLetter, OutboxHandler, type JobContext } from '@listing/outbox';
 import { z } from 'zod';
 import { AuditRepository } from '../audit/audit.repository';
 import { OperationsRepository } from '../operations/operations.repository';
-import { permanentFailure } from '../platform/job-failures';
+import { ABANDONED, permanentFailure } from '../platform/job-failures';
 import type { PlatformClient } from '../platform/platform.client';
 import type { CredentialCipher } from '../stores/credential-cipher';
 import { activeStoreAccess } from '../stores/store-access';
@@ -110,5 +110,12 @@ export class StoreSyncHandlers {
       });
       return { outcome: `failed:${failure.code}` };
     }
+  }
+
+  /** The outbox gave up on the job: the sync fails and frees its store's one active slot. */
+  @OnOutboxDeadLetter(runStoreSyncJob)
+  async abandoned(payload: { syncId: string; operationId: string }): Promise<void> {
+    await this.syncs.markFailed(payload.syncId, ABANDONED.code);
+    await this.operations.markFailed(payload.operationId, ABANDONED);
   }
 }

@@ -1,9 +1,9 @@
 import type { Database } from '@listing/db';
-import { defineJob, OutboxHandler, type JobContext } from '@listing/outbox';
+import { defineJob, OnOutboxDeadLetter, OutboxHandler, type JobContext } from '@listing/outbox';
 import { z } from 'zod';
 import { AuditRepository } from '../audit/audit.repository';
 import { OperationsRepository } from '../operations/operations.repository';
-import { PermanentJobError, permanentFailure, type SafeError } from '../platform/job-failures';
+import { ABANDONED, PermanentJobError, permanentFailure, type SafeError } from '../platform/job-failures';
 import type { PlatformClient } from '../platform/platform.client';
 import { CredentialDecryptError, type CredentialCipher } from './credential-cipher';
 import type { StoreStatus } from './store-view';
@@ -131,6 +131,25 @@ export class StoreVerificationHandlers {
       });
       return { outcome: `failed:${failure.code}` };
     }
+  }
+
+  /** The outbox gave up on the job: no verdict for this version (if it is still the current one). */
+  @OnOutboxDeadLetter(verifyStoreCredentialsJob)
+  async abandoned(payload: { storeId: string; version: number; operationId: string }): Promise<void> {
+    if (await this.stores.failVerification(payload.storeId, payload.version)) {
+      await this.audit.append({
+        action: 'STORE_VERIFICATION_FAILED',
+        entityType: 'store',
+        entityId: payload.storeId,
+        actor: 'system',
+        metadata: {
+          credentialVersion: payload.version,
+          operationId: payload.operationId,
+          code: ABANDONED.code,
+        },
+      });
+    }
+    await this.operations.markFailed(payload.operationId, ABANDONED);
   }
 
   private async finish(operationId: string, error: SafeError, outcome: string): Promise<string> {

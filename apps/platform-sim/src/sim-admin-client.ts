@@ -69,6 +69,12 @@ export class SimAdminClient {
     });
   }
 
+  setCursorLoop(storeExternalId: string, on: boolean): Promise<unknown> {
+    return this.request('POST', `/admin/stores/${encodeURIComponent(storeExternalId)}/products/cursor-loop`, {
+      on,
+    });
+  }
+
   async billing(): Promise<BillingEntry[]> {
     return (await this.request<{ entries: BillingEntry[] }>('GET', '/admin/billing')).entries;
   }

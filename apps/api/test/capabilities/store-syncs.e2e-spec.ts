@@ -118,6 +118,23 @@ describe('capability: full sync of a store (real processes)', () => {
     await stack.admin.clearFaults();
   });
 
+  it('a marketplace that hands back a cursor it already gave: the sync stops (SYNC_CURSOR_LOOP) instead of looping', async () => {
+    await stack.admin.setCursorLoop(store.storeExternalId, true);
+    try {
+      const before = (await stack.admin.counters()).productListCalls;
+      const res = await startSync();
+      expect(res.status).toBe(202);
+      const op = await stack.waitForOperation(res.body.operation.id, 'failed');
+      expect(op.error?.code).toBe('SYNC_CURSOR_LOOP');
+      // Page 1, then page 1 again (its cursor seen before): two calls, no more.
+      expect((await stack.admin.counters()).productListCalls - before).toBe(2);
+      const sync = await stack.client.get<SyncBody['sync']>(stack.ws(`/store-syncs/${res.body.sync.id}`));
+      expect(sync.body.status).toBe('failed');
+    } finally {
+      await stack.admin.setCursorLoop(store.storeExternalId, false);
+    }
+  });
+
   it('a dead-lettered sync: the worker fails its operation and sync (TASK_ABANDONED), and the store can be synced again', async () => {
     await stack.stopWorker();
     const first = await startSync();

@@ -79,6 +79,14 @@ export function registerAdminRoutes(app: FastifyInstance, state: SimState, optio
         });
       });
 
+      // A misbehaving marketplace for tests: the store's listing hands back the first page's cursor.
+      admin.post('/stores/:storeExternalId/products/cursor-loop', async (request, reply) => {
+        const { storeExternalId } = parseBody(storeParams, request.params);
+        const { on } = parseBody(z.object({ on: z.boolean() }), request.body);
+        state.marketplace.setCursorLoop(storeExternalId, on);
+        return reply.code(200).send({ storeExternalId, cursorLoop: on });
+      });
+
       admin.get('/billing', async () => ({ entries: state.aiVendor.entries() }));
     },
     { prefix: '/admin' },

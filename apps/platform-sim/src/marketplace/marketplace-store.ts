@@ -55,8 +55,15 @@ export class MarketplaceStore {
   // One key space for the whole marketplace: a key reused on another store is a conflict,
   // never a second product.
   private readonly byKey = new Map<string, IdempotencyRecord>();
+  /** Stores whose listing misbehaves (tests): every page points back to the first one. */
+  private readonly loopingStores = new Set<string>();
 
   constructor(private readonly counters: SimCounters) {}
+
+  setCursorLoop(storeExternalId: string, on: boolean): void {
+    if (on) this.loopingStores.add(storeExternalId);
+    else this.loopingStores.delete(storeExternalId);
+  }
 
   createProduct(
     key: string,
@@ -103,6 +110,9 @@ export class MarketplaceStore {
       start += 1;
     }
     const last = items.length > 0 ? rows[start - 1].seq : after;
+    if (this.loopingStores.has(storeExternalId) && start < rows.length) {
+      return { items, nextCursor: encodeCursor(0) };
+    }
     return { items, nextCursor: start < rows.length ? encodeCursor(last) : null };
   }
 
@@ -124,6 +134,7 @@ export class MarketplaceStore {
     this.seq = 0;
     this.byStore.clear();
     this.byKey.clear();
+    this.loopingStores.clear();
   }
 
   private insert(storeExternalId: string, input: ProductInput, source: Product['source']): Product {

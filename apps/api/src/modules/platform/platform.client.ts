@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { StoreCredentials } from '../stores/credential-cipher';
 
 /**
@@ -33,6 +34,28 @@ export interface PlatformProduct {
   status: string;
   createdAt?: string;
 }
+
+/** An instant PostgreSQL's timestamptz reads as the same instant (Date.parse also takes "1"). */
+const ISO_INSTANT_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+
+const productPageSchema = z.object({
+  items: z
+    .array(
+      z.object({
+        productId: z.string().min(1).max(200),
+        title: z.string().default(''),
+        price: z.union([z.number(), z.string(), z.null()]).default(null),
+        status: z.string().default('online'),
+        // Not worth failing a sync over: an unreadable time is stored as unknown.
+        createdAt: z
+          .string()
+          .optional()
+          .transform((v) => (v && ISO_INSTANT_RE.test(v) && !Number.isNaN(Date.parse(v)) ? v : undefined)),
+      }),
+    )
+    .max(1000),
+  nextCursor: z.string().min(1).max(4096).nullable().optional(),
+});
 
 export type AiKind = 'text' | 'category' | 'image';
 
@@ -99,9 +122,13 @@ export class PlatformClient {
       `/platform/v1/stores/${encodeURIComponent(storeExternalId)}/products?${query.toString()}`,
       { bearer: apiKey },
     );
-    const body = (await this.json(res, what)) as { items?: PlatformProduct[]; nextCursor?: string | null };
-    if (!Array.isArray(body.items)) throw new PlatformUnavailableError(what, res.status);
-    return { items: body.items, nextCursor: body.nextCursor ?? null };
+    const page = productPageSchema.safeParse(await this.json(res, what));
+    // A page we cannot store as it is (ids PostgreSQL would truncate into collisions, a cursor
+    // of megabytes) is the platform misbehaving: retried like an outage, never half-applied.
+    if (!page.success) throw new PlatformUnavailableError(`${what} (unreadable page)`, res.status);
+    // One product twice in a page would make the upsert touch a row twice: the last one wins.
+    const byId = new Map(page.data.items.map((item) => [item.productId, item]));
+    return { items: [...byId.values()], nextCursor: page.data.nextCursor ?? null };
   }
 
   /** One billed AI call; the same key is a free replay of the same result. */

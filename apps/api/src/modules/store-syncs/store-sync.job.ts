@@ -3,7 +3,7 @@ import { defineJob, OnOutboxDeadLetter, OutboxHandler, type JobContext } from '@
 import { z } from 'zod';
 import { AuditRepository } from '../audit/audit.repository';
 import { OperationsRepository } from '../operations/operations.repository';
-import { ABANDONED, permanentFailure } from '../platform/job-failures';
+import { ABANDONED, PermanentJobError, permanentFailure, type SafeError } from '../platform/job-failures';
 import type { PlatformClient } from '../platform/platform.client';
 import type { CredentialCipher } from '../stores/credential-cipher';
 import { activeStoreAccess } from '../stores/store-access';
@@ -26,6 +26,11 @@ const PAGE_SIZE = 100;
 class CheckpointMovedError extends Error {
   readonly code = 'SYNC_CHECKPOINT_MOVED';
 }
+
+const CURSOR_LOOP: SafeError = {
+  code: 'SYNC_CURSOR_LOOP',
+  message: 'the marketplace returned a page cursor it had already returned; the sync was stopped',
+};
 
 /**
  * Walks the store's product listing page by page. Each page is upserted and checkpointed in one
@@ -70,6 +75,7 @@ export class StoreSyncHandlers {
 
       let cursor = plan.cursor;
       let pages = 0;
+      const seen = new Set<string | null>([cursor]);
       for (;;) {
         const page = await this.platform.listProducts(
           plan.access.storeExternalId,
@@ -78,6 +84,10 @@ export class StoreSyncHandlers {
           PAGE_SIZE,
         );
         const next = page.nextCursor;
+        // A marketplace that hands back a cursor it already gave would keep this loop (and the
+        // calls) going forever: a verdict, not something a retry fixes.
+        if (next !== null && seen.has(next)) throw new PermanentJobError(CURSOR_LOOP);
+        seen.add(next);
         await this.db.withWorkspace(workspaceId, async () => {
           await this.syncs.upsertProducts(plan.storeId, syncId, page.items);
           if (!(await this.syncs.checkpoint(syncId, cursor, next, page.items.length))) {

@@ -1,0 +1,51 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PlatformClient, PlatformUnavailableError } from '../src/modules/platform/platform.client';
+
+/** The marketplace's product pages are checked before anything is stored. */
+describe('PlatformClient.listProducts', () => {
+  let server: Server;
+  let page: unknown;
+  let client: PlatformClient;
+
+  beforeAll(async () => {
+    server = createServer((_, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(page));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    client = new PlatformClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 2000);
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('keeps one item per product id (the last) and drops a time PostgreSQL would misread', async () => {
+    page = {
+      items: [
+        { productId: 'p1', title: 'old', price: 1, status: 'online', createdAt: '2026-11-30T05:00:00Z' },
+        { productId: 'p2', title: 'two', price: null, status: 'online', createdAt: '1' },
+        { productId: 'p1', title: 'new', price: '2.50', status: 'offline' },
+      ],
+      nextCursor: 'c2',
+    };
+    const result = await client.listProducts('shop', 'key', null, 100);
+    expect(result.nextCursor).toBe('c2');
+    expect(result.items).toEqual([
+      { productId: 'p1', title: 'new', price: '2.50', status: 'offline', createdAt: undefined },
+      { productId: 'p2', title: 'two', price: null, status: 'online', createdAt: undefined },
+    ]);
+  });
+
+  it.each([
+    ['no items array', { nextCursor: null }],
+    ['an id longer than the column (would collide once cut)', { items: [{ productId: 'x'.repeat(201) }] }],
+    ['an empty id', { items: [{ productId: '' }] }],
+    ['a cursor of megabytes', { items: [], nextCursor: 'c'.repeat(5000) }],
+  ])('refuses a page with %s as the platform misbehaving (retried)', async (_, body) => {
+    page = body;
+    await expect(client.listProducts('shop', 'key', null, 100)).rejects.toBeInstanceOf(
+      PlatformUnavailableError,
+    );
+  });
+});

@@ -12,9 +12,15 @@ const USAGE = `usage:
   node dist/cli.js dead-letters retry <event-id> [--actor NAME]
   node dist/cli.js dead-letters retry --all [--queue Q] [--actor NAME]
 
-Retries are recorded in audit_events (action OUTBOX_EVENT_RETRIED).`;
+Retries are recorded in audit_events (action OUTBOX_EVENT_RETRIED).
 
-/** Operator CLI for the outbox. Connects as the application role; cross-workspace reads go
+A retry runs the event again. The listing jobs (stores, publications, syncs, AI tasks, media,
+transfers) react to their dead letters at once: their operation has already failed with
+TASK_ABANDONED (or PUBLICATION_OUTCOME_UNKNOWN) and its resource is settled, so a retried event
+finds its work settled and does nothing; the client starts such work again (or retries the
+publication). Retrying is for jobs without a reaction.`;
+
+/** Operator CLI for the outbox. Connects as outbox_agent (sql/012); cross-workspace reads go
  * through the narrow functions of sql/003, every write runs under the event's workspace. */
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { decodeCursor, encodeCursor } from '../src/common/page-cursor';
+import { decodeCursor, decodeKeyCursor, encodeCursor } from '../src/common/page-cursor';
 import { ValidationFailedError } from '../src/common/domain-errors';
 
 const crafted = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -23,12 +23,19 @@ describe('list cursors', () => {
     ['a bare number as time', { at: '1', id: randomUUID() }],
     ['a date without time', { at: '2026-11-30', id: randomUUID() }],
     ['an impossible month', { at: '2026-13-01T00:00:00Z', id: randomUUID() }],
+    ['year 0', { at: '0000-01-01T00:00:00Z', id: randomUUID() }],
+    ['an instant past year 9999', { at: '9999-12-31T23:59:59-01:00', id: randomUUID() }],
     ['36 hyphens as id', { at: new Date().toISOString(), id: '-'.repeat(36) }],
     ['an id that is not a UUID', { at: new Date().toISOString(), id: 'g'.repeat(36) }],
     ['a number as id', { at: new Date().toISOString(), id: 7 }],
     ['no object at all', 'x'],
   ])('refuses %s with VALIDATION_FAILED', (_, value) => {
     expect(() => decodeCursor(crafted(value))).toThrow(ValidationFailedError);
+  });
+
+  it('a key cursor holding a NUL (which PostgreSQL text refuses) is a 422', () => {
+    expect(() => decodeKeyCursor(crafted({ k: 'a\u0000b' }))).toThrow(ValidationFailedError);
+    expect(decodeKeyCursor(crafted({ k: 'prd_1' }))).toBe('prd_1');
   });
 
   it('refuses text that is not base64url JSON', () => {

@@ -20,11 +20,12 @@ describe('PlatformClient.listProducts', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  it('keeps one item per product id (the last) and drops a time PostgreSQL would misread', async () => {
+  it('keeps one item per product id (the last) stores times as UTC, and drops one PostgreSQL would refuse', async () => {
     page = {
       items: [
         { productId: 'p1', title: 'old', price: 1, status: 'online', createdAt: '2026-11-30T05:00:00Z' },
-        { productId: 'p2', title: 'two', price: null, status: 'online', createdAt: '1' },
+        { productId: 'p2', title: 'two', price: null, status: 'online', createdAt: '2024-02-30T00:00:00Z' },
+        { productId: 'p3', title: 'three', createdAt: '2026-11-30T06:00:00+01:00' },
         { productId: 'p1', title: 'new', price: '2.50', status: 'offline' },
       ],
       nextCursor: 'c2',
@@ -34,6 +35,13 @@ describe('PlatformClient.listProducts', () => {
     expect(result.items).toEqual([
       { productId: 'p1', title: 'new', price: '2.50', status: 'offline', createdAt: undefined },
       { productId: 'p2', title: 'two', price: null, status: 'online', createdAt: undefined },
+      {
+        productId: 'p3',
+        title: 'three',
+        price: null,
+        status: 'online',
+        createdAt: '2026-11-30T05:00:00.000Z',
+      },
     ]);
   });
 

@@ -309,9 +309,10 @@ export class OutboxRepository {
   }
 
   /** Workspaces holding dead letters no reaction has run for yet (sql/015). */
-  async unhandledDeadLetterWorkspaces(limit: number): Promise<string[]> {
+  async unhandledDeadLetterWorkspaces(after: string | null, limit: number): Promise<string[]> {
     const rows = await this.rows<{ id: string }>(
-      sql`select outbox_unhandled_dead_letter_workspaces as id from outbox_unhandled_dead_letter_workspaces(${limit}::integer)`,
+      sql`select outbox_unhandled_dead_letter_workspaces as id
+            from outbox_unhandled_dead_letter_workspaces(${after}::uuid, ${limit}::integer)`,
     );
     return rows.map((r) => r.id);
   }

@@ -44,6 +44,12 @@ export interface WorkerRuntimeOptions {
    * right after this process dead-letters an event.
    */
   readonly failedSweepIntervalMs?: number;
+  /**
+   * How often (ms) the dead-letter reactions run besides start and this process's own dead
+   * letters: for dead letters other processes wrote (the dispatcher's) and reactions that failed.
+   * Default 60 000; 0: never.
+   */
+  readonly deadLetterReactionIntervalMs?: number;
 }
 
 /** BullMQ's reason for a job it failed itself because its workers kept dying under it. */
@@ -88,7 +94,12 @@ export class OutboxWorkerRuntime {
     timer: NodeJS.Timeout | null;
   } | null = null;
   private sweepRun: Promise<void> | null = null;
-  private reactions: { reactor: DeadLetterReactor; run: Promise<void> | null; again: boolean } | null = null;
+  private reactions: {
+    reactor: DeadLetterReactor;
+    run: Promise<void> | null;
+    again: boolean;
+    timer: NodeJS.Timeout | null;
+  } | null = null;
 
   constructor(private readonly options: WorkerRuntimeOptions) {
     this.inbox = new InboxRepository(options.db);
@@ -128,16 +139,7 @@ export class OutboxWorkerRuntime {
         .catch((error: Error) => this.logger.error('worker stopped', { queue, error: error.message }));
     }
     await Promise.all(this.workers.map((w) => w.waitUntilReady()));
-    this.reactions = {
-      reactor: new DeadLetterReactor({
-        db: this.options.db,
-        registry: this.options.registry,
-        logger: this.logger,
-      }),
-      run: null,
-      again: false,
-    };
-    this.react();
+    this.startReactions();
     this.startFailedSweep(queues);
     this.logger.info('workers started', { queues });
   }
@@ -169,12 +171,33 @@ export class OutboxWorkerRuntime {
         )
         .finally(() => {
           this.sweepRun = null;
-          this.react(); // also for dead letters other processes wrote (the dispatcher's)
+          this.react(); // the sweep's dead letters get their reactions now
         });
     };
     sweep.timer = setInterval(tick, every);
     sweep.timer.unref();
     tick();
+  }
+
+  /** The dead-letter reactions: now, every deadLetterReactionIntervalMs, and after our dead letters. */
+  private startReactions(): void {
+    const reactions = {
+      reactor: new DeadLetterReactor({
+        db: this.options.db,
+        registry: this.options.registry,
+        logger: this.logger,
+      }),
+      run: null,
+      again: false,
+      timer: null as NodeJS.Timeout | null,
+    };
+    this.reactions = reactions;
+    const every = this.options.deadLetterReactionIntervalMs ?? 60_000;
+    if (every) {
+      reactions.timer = setInterval(() => this.react(), every);
+      reactions.timer.unref();
+    }
+    this.react();
   }
 
   /** Runs the dead-letter reactions now, or once more after the run in progress. */
@@ -206,6 +229,7 @@ export class OutboxWorkerRuntime {
     const reactions = this.reactions;
     this.reactions = null;
     if (!reactions) return;
+    if (reactions.timer) clearInterval(reactions.timer);
     reactions.reactor.stop();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([reactions.run, new Promise((r) => (timer = setTimeout(r, 2000)))]);

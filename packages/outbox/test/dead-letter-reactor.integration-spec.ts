@@ -120,9 +120,30 @@ describe('DeadLetterReactor (real PostgreSQL)', () => {
     expect(calls).toHaveLength(2);
   });
 
+  it('workspaces whose reactions keep failing do not hide the others (one pass in workspace id order)', async () => {
+    failOn = 1;
+    const broken = await Promise.all(Array.from({ length: 105 }, () => seedWorkspace(t.owner)));
+    for (const w of broken) {
+      const [id] = await insertEvents(t.owner, w.workspaceId, 1, { queue: job.queue, type: job.name });
+      await t.owner.query(`update outbox_events set status = 'dead_letter' where id = $1`, [id]);
+    }
+    // n = 2 in the good workspace: its reaction works.
+    const good = await insertEvents(t.owner, ws.workspaceId, 2, { queue: job.queue, type: job.name });
+    await t.owner.query(`update outbox_events set status = 'dead_letter' where id = $1`, [good[1]]);
+    const logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+    expect(await new DeadLetterReactor({ db: t.agentDb, registry: registry(), logger }).run()).toBe(1);
+    expect(calls.map((c) => c.n)).toEqual([2]);
+  });
+
+  it('a dead letter of a job this process does not know is left for a worker that knows it', async () => {
+    const ids = await deadLetters(1, 'test.from-a-newer-version');
+    expect(await new DeadLetterReactor({ db: t.agentDb, registry: registry() }).run()).toBe(0);
+    expect(await unhandled(ids)).toBe(1);
+  });
+
   it('the api role cannot list workspaces with dead letters (outbox_agent only)', async () => {
     await expect(
-      t.db.executor.execute(sql`select outbox_unhandled_dead_letter_workspaces(10)`),
+      t.db.executor.execute(sql`select outbox_unhandled_dead_letter_workspaces(null, 10)`),
     ).rejects.toMatchObject({ cause: expect.objectContaining({ code: '42501' }) });
   });
 });

@@ -1,5 +1,6 @@
 import { sql, type SQL } from '@listing/db';
 import { ValidationFailedError } from './domain-errors';
+import { isoInstant } from './iso-instant';
 
 /** Keyset position of a list ordered by (created_at, id) newest first, at millisecond precision. */
 export interface PagePosition {
@@ -7,7 +8,6 @@ export interface PagePosition {
   id: string;
 }
 
-const ISO_INSTANT_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function encodeCursor(position: PagePosition): string {
@@ -22,13 +22,11 @@ export function decodeCursor(cursor: string | undefined): PagePosition | undefin
       id: unknown;
     };
     // Both end up in `::timestamptz` / `::uuid` casts: anything PostgreSQL could refuse is a 422
-    // here, not a 500 there. Date.parse alone accepts "1"; the time is re-serialized (the
-    // cursors we hand out are toISOString() values, at the millisecond precision compared).
-    if (typeof at !== 'string' || typeof id !== 'string' || !ISO_INSTANT_RE.test(at) || !UUID_RE.test(id))
-      throw new Error('shape');
-    const instant = new Date(at);
-    if (Number.isNaN(instant.getTime())) throw new Error('at');
-    return { createdAt: instant.toISOString(), id };
+    // here, not a 500 there. The cursors we hand out are toISOString() values, at the millisecond
+    // precision the lists compare.
+    const createdAt = typeof at === 'string' ? isoInstant(at) : undefined;
+    if (!createdAt || typeof id !== 'string' || !UUID_RE.test(id)) throw new Error('shape');
+    return { createdAt, id };
   } catch {
     throw new ValidationFailedError([{ path: 'cursor', message: 'invalid cursor' }]);
   }
@@ -70,7 +68,8 @@ export function decodeKeyCursor(cursor: string | undefined): string | undefined 
   if (!cursor) return undefined;
   try {
     const { k } = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as { k: unknown };
-    if (typeof k !== 'string' || k.length > 200) throw new Error('shape');
+    // PostgreSQL text holds no NUL character.
+    if (typeof k !== 'string' || k.length > 200 || k.includes('\u0000')) throw new Error('shape');
     return k;
   } catch {
     throw new ValidationFailedError([{ path: 'cursor', message: 'invalid cursor' }]);

@@ -121,6 +121,22 @@ describe('authentication', () => {
     }
   });
 
+  it('a percent-encoded spelling of the login path shares the login budget', async () => {
+    const limited = await startApi(t.info, {
+      RATE_LIMIT_AUTH_PER_MINUTE: '3',
+      BULLMQ_PREFIX: `${t.info.bullPrefix}-encoded`,
+    });
+    try {
+      const anon = new ApiClient(limited.url);
+      const statuses = [];
+      for (const path of ['/v1/auth/login', '/v1/auth/logi%6E', '/v1/auth/%6Cogin', '/v1/auth/l%6Fgin'])
+        statuses.push((await anon.post(path, { email: 'x@example.test', password: 'nope-nope' })).status);
+      expect(statuses).toEqual([401, 401, 401, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('the login budget is shared by every API process, not multiplied by them', async () => {
     const env = { RATE_LIMIT_AUTH_PER_MINUTE: '3', BULLMQ_PREFIX: `${t.info.bullPrefix}-shared` };
     const a = await startApi(t.info, env);

@@ -228,6 +228,83 @@ describe('capability: first publication of a product draft (real processes)', ()
     ).toMatchObject({ status: 'published', platformProductId: counters.productId });
   });
 
+  it('a dead-letter reaction racing a delivery that is moving the publication to publishing: outcome_unknown, never failed', async () => {
+    const draft = await stack.draft({ title: 'Raced' });
+    await stack.stopWorker();
+    const res = await publish({ draftId: draft.id, revision: draft.revision, storeId: store.id });
+    const publicationId = res.body.publication.id;
+    const event = await waitUntil('the publish event to be dispatched', async () => {
+      const e = await stack.eventFor('publicationId', publicationId);
+      return e.status === 'dispatched' ? e : undefined;
+    });
+    await stack.queue(event.queue).remove(event.id);
+    await t.owner.query(`update outbox_events set status = 'dead_letter' where id = $1`, [event.id]);
+    // Another delivery of the event (a stalled copy) is committing pending → publishing right now.
+    const delivery = await t.owner.connect();
+    try {
+      await delivery.query('begin');
+      await delivery.query(`update publications set status = 'publishing' where id = $1`, [publicationId]);
+      await stack.startWorker(); // its reaction runs at start, and waits on that row
+      await waitUntil('the reaction to wait on the publication row', async () => {
+        const { rows } = await t.owner.query(
+          // A row wait is a wait on the other transaction's id (a lock with no database).
+          `select 1 from pg_locks w where not w.granted
+              and w.pid in (select pid from pg_locks where database = (select oid from pg_database where datname = current_database()))`,
+        );
+        return rows.length > 0 || undefined;
+      });
+      await delivery.query('commit');
+    } finally {
+      delivery.release();
+    }
+    const op = await stack.waitForOperation(res.body.operation.id, 'failed');
+    expect(op.error?.code).toBe('PUBLICATION_OUTCOME_UNKNOWN');
+    expect(
+      (await t.owner.query(`select status from publications where id = $1`, [publicationId])).rows[0],
+    ).toEqual({
+      status: 'outcome_unknown',
+    });
+  });
+
+  it('a refusal of a first-ever create frees the slot (failed); after an earlier send it proves nothing (outcome_unknown)', async () => {
+    // A store whose key the marketplace refuses while we still hold it active (rotated by the merchant).
+    const bad = credentials('rotated', false);
+    secrets.push(bad.apiKey, bad.apiSecret);
+    const created = await stack.client.post<{ store: { id: string }; operation: { id: string } }>(
+      stack.ws('/stores'),
+      { platform: 'sim', storeExternalId: `shop-${randomUUID()}`, ...bad },
+      { key: randomUUID() },
+    );
+    await stack.waitForOperation(created.body.operation.id, 'failed');
+    const rotated = created.body.store.id;
+    await t.owner.query(`update stores set status = 'active' where id = $1`, [rotated]);
+
+    const first = await stack.draft();
+    const p1 = await publish({ draftId: first.id, revision: first.revision, storeId: rotated });
+    expect((await stack.waitForOperation(p1.body.operation.id, 'failed')).error?.code).toBe(
+      'PUBLICATION_REJECTED',
+    );
+    expect(
+      (await t.owner.query(`select status from publications where id = $1`, [p1.body.publication.id]))
+        .rows[0],
+    ).toEqual({ status: 'failed' });
+
+    await stack.stopWorker();
+    const second = await stack.draft();
+    const p2 = await publish({ draftId: second.id, revision: second.revision, storeId: rotated });
+    // As an earlier delivery leaves it after sending a create whose answer it never got.
+    await t.owner.query(`update publications set status = 'publishing' where id = $1`, [
+      p2.body.publication.id,
+    ]);
+    await stack.startWorker();
+    const op = await stack.waitForOperation(p2.body.operation.id, 'failed');
+    expect(op.error?.code).toBe('PUBLICATION_OUTCOME_UNKNOWN');
+    expect(
+      (await t.owner.query(`select status from publications where id = $1`, [p2.body.publication.id]))
+        .rows[0],
+    ).toEqual({ status: 'outcome_unknown' });
+  });
+
   it('holds no transaction while the marketplace call is in flight', async () => {
     const draft = await stack.draft({ title: 'Slow marketplace' });
     await stack.admin.setFaults({ latencyMs: 1500, routes: ['POST /platform/v1/stores/*/products'] });

@@ -223,7 +223,12 @@ describe('material transfers: allowlisted copy into object storage (real process
   });
 
   it('refuses bytes that are not the declared image type, and oversize sources', async () => {
-    await failedWith(`${media('wrong-32x32.png')}?as=image/jpeg`, 'MEDIA_TYPE_MISMATCH');
+    const failed = await failedWith(`${media('wrong-32x32.png')}?as=image/jpeg`, 'MEDIA_TYPE_MISMATCH');
+    // A failed transfer does not hold its source: sending it again is a new transfer (sql/016).
+    const again = await create(`${media('wrong-32x32.png')}?as=image/jpeg`);
+    expect(again.status).toBe(202);
+    expect(again.body.transfer.id).not.toBe(failed.id);
+    await stack.waitForOperation(again.body.operation.id, 'failed');
     await failedWith(`${media('page-32x32.png')}?as=text/html`, 'MEDIA_TYPE_MISMATCH');
     await failedWith(`${media('huge-512x512.png')}?noise=1`, 'MEDIA_TOO_LARGE');
   });

@@ -116,12 +116,19 @@ export class RateLimitGuard implements CanActivate {
       this.reflector.get<RateLimitBucket | undefined>(RATE_LIMIT, context.getHandler()) ??
       this.reflector.get<RateLimitBucket | undefined>(RATE_LIMIT, context.getClass());
     if (!bucket) return true;
-    const request = context
-      .switchToHttp()
-      .getRequest<{ ip: string; url: string; method: string; auth?: AuthContext }>();
+    const request = context.switchToHttp().getRequest<{
+      ip: string;
+      url: string;
+      method: string;
+      routeOptions?: { url?: string };
+      auth?: AuthContext;
+    }>();
+    // The route's template, not the raw path: /v1/auth/logi%6E reaches the same handler, and must
+    // not get a budget of its own.
+    const route = request.routeOptions?.url ?? request.url.split('?')[0];
     const wait =
       bucket === 'auth'
-        ? await this.limiters.takeAuth(`${request.ip} ${request.url.split('?')[0]}`)
+        ? await this.limiters.takeAuth(`${request.ip} ${route}`)
         : this.limiters[READ_METHODS.has(request.method) ? 'reads' : 'writes'].take(
             request.auth?.userId ?? request.ip,
           );

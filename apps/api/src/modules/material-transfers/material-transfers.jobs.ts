@@ -107,7 +107,7 @@ export class MaterialTransferJobHandlers {
     return { outcome: 'succeeded', fetched: copied.fetched };
   }
 
-  /** The outbox gave up on the job: the transfer fails (its source can be sent again). */
+  /** The outbox gave up on the job: the transfer fails; its source can be sent again (sql/016). */
   @OnOutboxDeadLetter(materialTransferJob)
   async abandoned(payload: { transferId: string; operationId: string }): Promise<void> {
     await this.transfers.markFailed(payload.transferId, ABANDONED);

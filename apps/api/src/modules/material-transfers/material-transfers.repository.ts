@@ -39,9 +39,9 @@ export class MaterialTransfersRepository {
   constructor(private readonly db: Database) {}
 
   /**
-   * Inserts the transfer unless the workspace already has one for this source key; then returns
-   * the existing one's ids instead. A concurrent insert of the same key waits for the first
-   * transaction and then sees it.
+   * Inserts the transfer unless the workspace already has one for this source key that did not
+   * fail (sql/016); then returns the existing one's ids instead. A concurrent insert of the same
+   * key waits for the first transaction and then sees it.
    */
   async insertUnlessExists(t: {
     id: string;
@@ -55,12 +55,12 @@ export class MaterialTransfersRepository {
     const { rows } = await tx.execute<{ id: string }>(sql`
       insert into material_transfers (workspace_id, id, source_url, source_key, object_key, operation_id, created_by)
       values (app_current_workspace(), ${t.id}, ${t.sourceUrl}, ${t.sourceKey}, ${t.objectKey}, ${t.operationId}, ${t.createdBy})
-      on conflict (workspace_id, source_key) do nothing
+      on conflict (workspace_id, source_key) where status <> 'failed' do nothing
       returning id`);
     if (rows.length) return { inserted: true };
     const existing = await tx.execute<{ id: string; operation_id: string }>(sql`
       select id, operation_id from material_transfers
-       where workspace_id = app_current_workspace() and source_key = ${t.sourceKey}`);
+       where workspace_id = app_current_workspace() and source_key = ${t.sourceKey} and status <> 'failed'`);
     const row = existing.rows[0]!;
     return { inserted: false, id: row.id, operationId: row.operation_id };
   }

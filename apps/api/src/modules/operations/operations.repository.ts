@@ -66,6 +66,15 @@ export class OperationsRepository {
   }
 
   /** pending|running → running (a retry of a crashed attempt re-enters running). */
+  /** Locks the operation while it is still pending or running; false once it has ended. */
+  async lockOpen(id: string): Promise<boolean> {
+    const { rows } = await this.db.executor.execute(sql`
+      select 1 from operations
+       where workspace_id = app_current_workspace() and id = ${id} and status in ('pending', 'running')
+         for update`);
+    return rows.length === 1;
+  }
+
   async markRunning(id: string): Promise<boolean> {
     const r = await this.db.executor.execute(sql`
       update operations set status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now()), updated_at = now()

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isoInstant } from '../../common/iso-instant';
 import type { StoreCredentials } from '../stores/credential-cipher';
 
 /**
@@ -35,9 +36,6 @@ export interface PlatformProduct {
   createdAt?: string;
 }
 
-/** An instant PostgreSQL's timestamptz reads as the same instant (Date.parse also takes "1"). */
-const ISO_INSTANT_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
-
 const productPageSchema = z.object({
   items: z
     .array(
@@ -50,7 +48,7 @@ const productPageSchema = z.object({
         createdAt: z
           .string()
           .optional()
-          .transform((v) => (v && ISO_INSTANT_RE.test(v) && !Number.isNaN(Date.parse(v)) ? v : undefined)),
+          .transform((v) => (v === undefined ? undefined : isoInstant(v))),
       }),
     )
     .max(1000),

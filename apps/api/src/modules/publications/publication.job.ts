@@ -22,6 +22,10 @@ export const publishProductJob = defineJob({
   transaction: false,
 });
 
+const ALREADY_FAILED: SafeError = {
+  code: 'PUBLICATION_FAILED',
+  message: 'the publication had already failed; publish the draft again',
+};
 const OUTCOME_UNKNOWN: SafeError = {
   code: 'PUBLICATION_OUTCOME_UNKNOWN',
   message:
@@ -60,15 +64,26 @@ export class PublicationHandlers {
   async publish(payload: { publicationId: string; operationId: string }, context: JobContext) {
     const workspaceId = context.workspaceId!;
     const { publicationId, operationId } = payload;
-    // Whether a create for this publication may have reached the marketplace: an earlier delivery
-    // (or the attempt before a retry) got as far as 'publishing', or this one sends it.
-    let createMayHaveBeenSent = false;
+    // Whether a create for this publication may have reached the marketplace: before this
+    // delivery (an earlier one, or the attempt before a retry, got as far as 'publishing'), or by
+    // it. Only a refusal of a first-ever create proves no product exists: after an earlier send,
+    // a 4xx (the merchant rotated the key, a 409 on the key) says nothing about that one.
+    let sentBefore = false;
+    let sentNow = false;
     try {
       const plan = await this.db.withWorkspace(workspaceId, async () => {
         const publication = await this.publications.find(publicationId);
-        if (!publication || publication.status === 'failed' || publication.status === 'outcome_unknown')
-          return null; // decided, or waiting for a retry (which sends a new event)
-        createMayHaveBeenSent = publication.status === 'publishing';
+        if (!publication) return null;
+        if (publication.status === 'failed' || publication.status === 'outcome_unknown') {
+          // Decided, or waiting for a retry (which sends its own event): this delivery's operation
+          // must still end, or its client polls forever.
+          await this.operations.markFailed(
+            operationId,
+            publication.status === 'outcome_unknown' ? OUTCOME_UNKNOWN : ALREADY_FAILED,
+          );
+          return null;
+        }
+        sentBefore = publication.status === 'publishing';
         if (publication.status === 'published') {
           await this.operations.markSucceeded(operationId);
           return null;
@@ -86,7 +101,7 @@ export class PublicationHandlers {
       });
       if (!plan) return { outcome: 'skipped' };
 
-      createMayHaveBeenSent = true;
+      sentNow = true;
       const created = await this.platform.createProduct(
         plan.access.storeExternalId,
         plan.access.credentials.apiKey,
@@ -116,7 +131,7 @@ export class PublicationHandlers {
       // A refusal of the create is a verdict: no product exists under this provider key. Anything
       // else after a create may have been sent is not: the product may exist, so the publication
       // keeps its slot (a new publication could create a second product) and waits for a retry.
-      if (createMayHaveBeenSent && !(error instanceof PlatformRejectedError)) {
+      if (sentBefore || (sentNow && !(error instanceof PlatformRejectedError))) {
         await this.db.withWorkspace(workspaceId, async () => {
           await this.publications.markOutcomeUnknown(publicationId, failure.code);
           await this.operations.markFailed(operationId, OUTCOME_UNKNOWN);
@@ -133,18 +148,18 @@ export class PublicationHandlers {
   /**
    * The outbox gave up on the job. A publication already 'publishing' may have reached the
    * marketplace: outcome_unknown (keeps its slot; the client retries it). One still 'pending' never
-   * sent anything: failed.
+   * sent anything: failed. Only while this event's operation is still open (locked first, in the
+   * order a delivery locks them): an old event must not undo what a retry reopened. The
+   * publication moves in one statement, so a delivery committing 'publishing' meanwhile is seen.
    */
   @OnOutboxDeadLetter(publishProductJob)
   async abandoned(payload: { publicationId: string; operationId: string }): Promise<void> {
-    const publication = await this.publications.find(payload.publicationId);
-    if (publication?.status === 'publishing') {
-      await this.publications.markOutcomeUnknown(payload.publicationId, ABANDONED.code);
-      await this.operations.markFailed(payload.operationId, OUTCOME_UNKNOWN);
-      return;
-    }
-    await this.publications.markFailed(payload.publicationId, ABANDONED.code);
-    await this.operations.markFailed(payload.operationId, ABANDONED);
+    if (!(await this.operations.lockOpen(payload.operationId))) return;
+    const settled = await this.publications.settleAbandoned(payload.publicationId, ABANDONED.code);
+    await this.operations.markFailed(
+      payload.operationId,
+      settled === 'outcome_unknown' ? OUTCOME_UNKNOWN : ABANDONED,
+    );
   }
 }
 

@@ -85,6 +85,20 @@ export class PublicationsRepository {
   }
 
   /**
+   * After a dead letter, in one statement: publishing → outcome_unknown (a create may have been
+   * sent), pending → failed. Returns the new status, or undefined when it was already decided.
+   */
+  async settleAbandoned(id: string, errorCode: string): Promise<'outcome_unknown' | 'failed' | undefined> {
+    const { rows } = await this.db.executor.execute<{ status: 'outcome_unknown' | 'failed' }>(sql`
+      update publications
+         set status = case when status = 'publishing' then 'outcome_unknown' else 'failed' end,
+             error_code = ${errorCode}, updated_at = now()
+       where workspace_id = app_current_workspace() and id = ${id} and status in ('pending', 'publishing')
+      returning status`);
+    return rows[0]?.status;
+  }
+
+  /**
    * outcome_unknown → publishing for a retry (a create may have been sent: the job must treat it
    * so). Locks the row; false when it is in another state.
    */

@@ -86,6 +86,10 @@ describe('source URL guard', () => {
     expect(sourceKeyOf(new URL('https://cdn.example.com/get?key=images/a.png&w=10&q-signature=S'))).toBe(
       'https://cdn.example.com/get?key=images%2Fa.png&w=10',
     );
+    // Names that only contain a secret-sounding word identify the object: kept.
+    expect(sourceKeyOf(new URL('https://cdn.example.com/get?tokenId=7&secretary=x&access_token=T'))).toBe(
+      'https://cdn.example.com/get?tokenId=7&secretary=x',
+    );
   });
 
   it('refuses a malformed allowlist entry', () => {

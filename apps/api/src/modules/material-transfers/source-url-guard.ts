@@ -147,12 +147,12 @@ export function isNonPublicAddress(ip: string): boolean {
 /**
  * Query parameters that make a URL a bearer credential or vary per signing: the known names of
  * S3, GCS, Azure SAS, CloudFront, Alibaba OSS (incl. STS), Tencent COS, Huawei OBS, Volcengine TOS
- * and CDN URL signing, and any name that says signature, token, secret, credential or password.
- * Names that merely contain "key" are kept unless known: `?key=` often names the object itself,
- * and dropping it would make two objects one source.
+ * and CDN URL signing, and any name that ends in signature, token, secret, credential or password
+ * (`SessionToken`, `client_secret`). Anchored at the end: `tokenId` or `key` often name the object
+ * itself, and dropping them would make two objects one source (a 409 for the second).
  */
 const SIGNING_PARAM =
-  /^(x-amz-.*|x-goog-.*|x-oss-.*|x-cos-.*|x-obs-.*|x-tos-.*|q-.*|signature|sig|sign|se|sp|sv|sr|st|skoid|sktid|skt|ske|sks|skv|expires|key-pair-id|policy|auth|auth_key|apikey|api_key|accesskeyid|googleaccessid|ossaccesskeyid|awsaccesskeyid)$|signature|token|secret|credential|passw/i;
+  /^(x-amz-.*|x-goog-.*|x-oss-.*|x-cos-.*|x-obs-.*|x-tos-.*|q-.*|signature|sig|sign|se|sp|sv|sr|st|skoid|sktid|skt|ske|sks|skv|expires|key-pair-id|policy|auth|auth_key|apikey|api_key|accesskeyid|googleaccessid|ossaccesskeyid|awsaccesskeyid)$|(signature|token|secret|credential|credentials|password|passwd)$/i;
 
 /**
  * The deduplication key of a source and the only form of it that leaves the transfer row:

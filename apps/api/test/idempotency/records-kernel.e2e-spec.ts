@@ -187,6 +187,27 @@ describe('records kernel: product drafts', () => {
     expect(executions.rows[0].n).toBe(1);
   });
 
+  it('bounds attributes in number too (every revision stores the payload again): 422, nothing written', async () => {
+    const many = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`a${i}`, 'x']));
+    const key = randomUUID();
+    const res = await alice.client.post(drafts(), { title: 'many attributes', attributes: many }, { key });
+    expect(res.status).toBe(422);
+    expect(res.body).toMatchObject({ code: 'VALIDATION_FAILED' });
+    const rows = await t.owner.query(
+      `select count(*)::int as n from records where payload->>'title' = 'many attributes'`,
+    );
+    expect(rows.rows[0].n).toBe(0);
+    const keys = await t.owner.query(
+      `select count(*)::int as n from idempotency_requests where idempotency_key = $1`,
+      [key],
+    );
+    expect(keys.rows[0].n).toBe(0);
+    delete many.a100;
+    expect((await alice.client.post(drafts(), { title: 'many attributes', attributes: many })).status).toBe(
+      201,
+    );
+  });
+
   it('unknown features and ids answer 404 with problem+json', async () => {
     const draft = await create();
     const unknown = await alice.client.post(`${drafts()}/${draft.id}/features/teleport/executions`, {});

@@ -13,7 +13,11 @@ export const draftDataSchema = z.strictObject({
     .optional(),
   categoryId: z.string().max(64).optional(),
   imageIds: z.array(z.uuid()).max(20).optional(),
-  attributes: z.record(z.string().max(64), z.string().max(500)).optional(),
+  // Bounded in count too: every revision stores the whole payload again.
+  attributes: z
+    .record(z.string().max(64), z.string().max(500))
+    .refine((a) => Object.keys(a).length <= 100, 'at most 100 attributes')
+    .optional(),
 });
 export type DraftData = z.infer<typeof draftDataSchema>;
 

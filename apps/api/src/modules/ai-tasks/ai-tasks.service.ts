@@ -47,9 +47,7 @@ export class AiTasksService {
   ): Promise<IdempotentOutcome<AiTaskAccepted>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      key: idem.key,
-      operation: idem.operation,
-      fingerprint: idem.fingerprint,
+      ...idem, // key, operation, fingerprint
       policy: this.policy,
       status: 202,
       prepare: async () => {

@@ -54,9 +54,7 @@ export class MaterialTransfersService {
   ): Promise<IdempotentOutcome<TransferAccepted>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      key: idem.key,
-      operation: idem.operation,
-      fingerprint: idem.fingerprint,
+      ...idem, // key, operation, fingerprint
       policy: transferAcceptedPolicy(this.transfers, this.operations),
       status: 202,
       // The first hop is checked here so an obviously refused source never becomes a transfer;

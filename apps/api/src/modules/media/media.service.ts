@@ -51,9 +51,7 @@ export class MediaService {
   ): Promise<IdempotentOutcome<MediaView>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      key: idem.key,
-      operation: idem.operation,
-      fingerprint: idem.fingerprint,
+      ...idem, // key, operation, fingerprint
       policy: mediaCreatedPolicy(this.media),
       status: 201,
       prepare: async () => {
@@ -117,9 +115,7 @@ export class MediaService {
   ): Promise<IdempotentOutcome<MediaAccepted>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      key: idem.key,
-      operation: idem.operation,
-      fingerprint: idem.fingerprint,
+      ...idem, // key, operation, fingerprint
       policy: mediaAcceptedPolicy(this.media, this.operations),
       status: 202,
       prepare: async () => undefined,

@@ -40,9 +40,7 @@ export class ProductDraftsService {
   ): Promise<IdempotentOutcome<RecordView>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      key: idem.key,
-      operation: idem.operation,
-      fingerprint: idem.fingerprint,
+      ...idem, // key, operation, fingerprint
       policy: recordSnapshotPolicy(this.kernel.records, PRODUCT_DRAFT_MODULE),
       status: 201,
       prepare: async () => data,
@@ -59,9 +57,7 @@ export class ProductDraftsService {
   ): Promise<IdempotentOutcome<RecordView>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      key: idem.key,
-      operation: idem.operation,
-      fingerprint: idem.fingerprint,
+      ...idem, // key, operation, fingerprint
       policy: recordSnapshotPolicy(this.kernel.records, PRODUCT_DRAFT_MODULE),
       status: 200,
       prepare: async () => patch,
@@ -81,9 +77,7 @@ export class ProductDraftsService {
   ): Promise<IdempotentOutcome<FeatureExecutionResult>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      key: idem.key,
-      operation: idem.operation,
-      fingerprint: idem.fingerprint,
+      ...idem, // key, operation, fingerprint
       policy: featureExecutionPolicy(this.kernel.records, PRODUCT_DRAFT_MODULE),
       status: 201,
       prepare: async () => {

@@ -57,9 +57,7 @@ export class PublicationsService {
   ): Promise<IdempotentOutcome<PublicationAccepted>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      key: idem.key,
-      operation: idem.operation,
-      fingerprint: idem.fingerprint,
+      ...idem, // key, operation, fingerprint
       policy: this.policy,
       status: 202,
       prepare: async () => {
@@ -97,9 +95,7 @@ export class PublicationsService {
   ): Promise<IdempotentOutcome<PublicationAccepted>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      key: idem.key,
-      operation: idem.operation,
-      fingerprint: idem.fingerprint,
+      ...idem, // key, operation, fingerprint
       policy: this.policy,
       status: 202,
       prepare: async () => {

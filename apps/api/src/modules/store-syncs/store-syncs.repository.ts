@@ -116,13 +116,14 @@ export class StoreSyncsRepository {
   /** Idempotent upserts keyed by (store, platform product id). */
   async upsertProducts(storeId: string, syncId: string, items: PlatformProduct[]): Promise<void> {
     if (items.length === 0) return;
+    // PlatformClient has checked the page: ids of at most 200 characters, unique; createdAt a
+    // UTC instant PostgreSQL reads, or absent. The free texts are cut to the columns' sizes.
     const rows = items.map((p) => ({
-      id: String(p.productId).slice(0, 200),
-      title: String(p.title ?? '').slice(0, 500),
-      price: p.price === null || p.price === undefined ? null : String(p.price).slice(0, 32),
-      status: String(p.status ?? 'online').slice(0, 32),
-      createdAt:
-        typeof p.createdAt === 'string' && !Number.isNaN(Date.parse(p.createdAt)) ? p.createdAt : null,
+      id: p.productId,
+      title: p.title.slice(0, 500),
+      price: p.price === null ? null : String(p.price).slice(0, 32),
+      status: p.status.slice(0, 32),
+      createdAt: p.createdAt ?? null,
     }));
     await this.db.executor.execute(sql`
       insert into store_products (workspace_id, store_id, platform_product_id, title, price, platform_status,

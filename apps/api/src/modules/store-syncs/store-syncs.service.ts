@@ -44,9 +44,7 @@ export class StoreSyncsService {
   ): Promise<IdempotentOutcome<StoreSyncAccepted>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      key: idem.key,
-      operation: idem.operation,
-      fingerprint: idem.fingerprint,
+      ...idem, // key, operation, fingerprint
       policy: this.policy,
       status: 202,
       prepare: async () => {

@@ -117,18 +117,7 @@ export class StoreVerificationHandlers {
       });
       if (!failure) throw error; // transient: BullMQ retries, the operation stays running
       // No verdict, and no job left to reach one: the store must not keep saying "pending".
-      await this.db.withWorkspace(workspaceId, async () => {
-        if (await this.stores.failVerification(storeId, version)) {
-          await this.audit.append({
-            action: 'STORE_VERIFICATION_FAILED',
-            entityType: 'store',
-            entityId: storeId,
-            actor: 'system',
-            metadata: { credentialVersion: version, operationId, code: failure.code },
-          });
-        }
-        await this.operations.markFailed(operationId, failure);
-      });
+      await this.db.withWorkspace(workspaceId, () => this.noVerdict(payload, failure));
       return { outcome: `failed:${failure.code}` };
     }
   }
@@ -136,20 +125,24 @@ export class StoreVerificationHandlers {
   /** The outbox gave up on the job: no verdict for this version (if it is still the current one). */
   @OnOutboxDeadLetter(verifyStoreCredentialsJob)
   async abandoned(payload: { storeId: string; version: number; operationId: string }): Promise<void> {
-    if (await this.stores.failVerification(payload.storeId, payload.version)) {
+    await this.noVerdict(payload, ABANDONED);
+  }
+
+  /** pending_verification → verification_failed while `version` is current; the operation fails. */
+  private async noVerdict(
+    { storeId, version, operationId }: { storeId: string; version: number; operationId: string },
+    failure: SafeError,
+  ): Promise<void> {
+    if (await this.stores.failVerification(storeId, version)) {
       await this.audit.append({
         action: 'STORE_VERIFICATION_FAILED',
         entityType: 'store',
-        entityId: payload.storeId,
+        entityId: storeId,
         actor: 'system',
-        metadata: {
-          credentialVersion: payload.version,
-          operationId: payload.operationId,
-          code: ABANDONED.code,
-        },
+        metadata: { credentialVersion: version, operationId, code: failure.code },
       });
     }
-    await this.operations.markFailed(payload.operationId, ABANDONED);
+    await this.operations.markFailed(operationId, failure);
   }
 
   private async finish(operationId: string, error: SafeError, outcome: string): Promise<string> {

@@ -57,9 +57,7 @@ export class StoresService {
   create(auth: WorkspaceAuthContext, idem: IdempotentRequestContext, input: CreateStoreInput) {
     return this.idempotency.runPrepared({
       owner: auth,
-      key: idem.key,
-      operation: idem.operation,
-      fingerprint: idem.fingerprint,
+      ...idem, // key, operation, fingerprint
       policy: this.policy,
       status: 202,
       prepare: async () => input,
@@ -85,9 +83,7 @@ export class StoresService {
   ): Promise<IdempotentOutcome<StoreAccepted>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      key: idem.key,
-      operation: idem.operation,
-      fingerprint: idem.fingerprint,
+      ...idem, // key, operation, fingerprint
       policy: this.policy,
       status: 202,
       prepare: async () => input,

@@ -25,6 +25,8 @@ export interface RunPreparedInput<P, R> {
   owner: IdempotencyOwner;
   /** The Idempotency-Key (lowercase UUID), or null to run without the mechanism. */
   key: string | null;
+  /** A key problem found while parsing the request (IdempotentRequestContext): thrown first. */
+  keyError?: Error | null;
   /** METHOD + normalised actual path. */
   operation: string;
   fingerprint: RequestFingerprint;
@@ -91,6 +93,7 @@ export class IdempotencyService {
 
   async runPrepared<P, R>(input: RunPreparedInput<P, R>): Promise<IdempotentOutcome<R>> {
     const { owner, key } = input;
+    if (input.keyError) throw input.keyError;
     if (key === null) {
       const result = await this.db.withWorkspace(owner.workspaceId, async () =>
         input.work(await input.prepare()),

@@ -4,6 +4,7 @@ import { Client, type QueryConfig } from 'pg';
 import type { Database } from '@listing/db';
 import {
   FingerprintKeyring,
+  IdempotencyKeyRequiredError,
   IdempotencyKeyReusedError,
   IdempotencyReplayUnavailableError,
   IdempotencyRequestInProgressError,
@@ -445,6 +446,19 @@ describe('IdempotencyService.runPrepared against PostgreSQL', () => {
     expect(r.replayed).toBe(false);
     await service.runPrepared(input(null, 'omicron'));
     expect(await widgetCount('omicron')).toBe(2);
+  });
+
+  it('a key error from the request is thrown before anything runs: no prepare, no work, no row', async () => {
+    const { service } = newService();
+    const before = (await t.owner.query('select count(*)::int as n from idempotency_requests')).rows[0].n;
+    await expect(
+      service.runPrepared({ ...input(null, 'keyless'), keyError: new IdempotencyKeyRequiredError() }),
+    ).rejects.toBeInstanceOf(IdempotencyKeyRequiredError);
+    expect(calls).toEqual({ prepare: 0, work: 0 });
+    expect(await widgetCount('keyless')).toBe(0);
+    expect((await t.owner.query('select count(*)::int as n from idempotency_requests')).rows[0].n).toBe(
+      before,
+    );
   });
 
   it('cleanup deletes expired records in bounded batches and keeps live ones', async () => {

@@ -50,14 +50,23 @@ function context(
 const handler = (value: unknown): CallHandler => ({ handle: () => of(value) });
 
 describe('IdempotencyInterceptor', () => {
-  it('refuses a missing key on a route that requires one, before the handler runs', () => {
-    const { ctx } = context('required', {});
-    expect(() => interceptor.intercept(ctx, handler('x'))).toThrow(IdempotencyKeyRequiredError);
+  // Validation pipes run after interceptors; the key's error waits for runPrepared so that an
+  // invalid body is reported first (auth → rate limit → validation → idempotency).
+  it.each([
+    ['a missing key on a route that requires one', 'required', {}, IdempotencyKeyRequiredError],
+    ['a malformed key', 'optional', { 'idempotency-key': 'nope' }, IdempotencyKeyInvalidError],
+  ] as const)('hands %s to runPrepared instead of throwing', async (_name, route, headers, type) => {
+    const { ctx, request } = context(route, headers);
+    await expect(lastValueFrom(interceptor.intercept(ctx, handler('x')))).resolves.toBe('x');
+    const derived = request[IDEMPOTENCY_REQUEST_FIELD] as IdempotentRequestContext;
+    expect(derived.key).toBeNull();
+    expect(derived.keyError).toBeInstanceOf(type);
   });
 
-  it('refuses a malformed key', () => {
-    const { ctx } = context('optional', { 'idempotency-key': 'nope' });
-    expect(() => interceptor.intercept(ctx, handler('x'))).toThrow(IdempotencyKeyInvalidError);
+  it('no error for a missing key on a route where it is optional', () => {
+    const { ctx, request } = context('optional', {});
+    interceptor.intercept(ctx, handler('x'));
+    expect((request[IDEMPOTENCY_REQUEST_FIELD] as IdempotentRequestContext).keyError).toBeNull();
   });
 
   it('derives key, operation and fingerprint (with If-Match) for the handler', async () => {

@@ -155,6 +155,30 @@ describe('Idempotency-Key over HTTP (product drafts)', () => {
     },
   );
 
+  it('layer order: validation answers before the key (auth → rate limit → validation → idempotency)', async () => {
+    const stores = `/v1/workspaces/${alice.workspaceId}/stores`;
+    const valid = { platform: 'sim', storeExternalId: `shop-${randomUUID()}`, apiKey: 'k', apiSecret: 's' };
+    const before = await count('idempotency_requests');
+    // keyless on a route that requires a key, with a bad body: the body's problem comes first
+    const invalid = await alice.client.post(stores, { ...valid, platform: 'nowhere' });
+    expect(invalid.status).toBe(422);
+    expect(invalid.body).toMatchObject({ code: 'VALIDATION_FAILED' });
+    // the same request with a valid body: now the key is what is wrong
+    const keyless = await alice.client.post(stores, valid);
+    expect(keyless.status).toBe(400);
+    expect(keyless.body).toMatchObject({ code: 'IDEMPOTENCY_KEY_REQUIRED' });
+    // a malformed key with a bad body, then with a good one
+    const both = await alice.client.post(drafts(), { title: '' }, { key: 'not-a-uuid' });
+    expect(both.status).toBe(422);
+    expect(both.body).toMatchObject({ code: 'VALIDATION_FAILED' });
+    const badKey = await alice.client.post(drafts(), { title: 'fine' }, { key: 'not-a-uuid' });
+    expect(badKey.status).toBe(400);
+    expect(badKey.body).toMatchObject({ code: 'IDEMPOTENCY_KEY_INVALID' });
+    expect(await count('idempotency_requests')).toBe(before);
+    expect(await count('stores', 'store_external_id = $1', [valid.storeExternalId])).toBe(0);
+    expect(await count('records', "payload->>'title' = 'fine'")).toBe(0);
+  });
+
   it('401 and 429 outcomes are never cached', async () => {
     const key = randomUUID();
     const anonymous = new ApiClient(api.url, 'lat_not-a-real-token-0000000000000');

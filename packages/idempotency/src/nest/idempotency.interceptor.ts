@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { map, type Observable } from 'rxjs';
-import { IdempotencyKeyRequiredError } from '../errors';
+import { IdempotencyKeyInvalidError, IdempotencyKeyRequiredError } from '../errors';
 import { FingerprintKeyring } from '../fingerprint';
 import { idempotencyOperation, parseIdempotencyKey } from '../idempotency-key';
 import {
@@ -33,12 +33,6 @@ interface HttpReplyLike {
 }
 
 /**
- * Parses Idempotency-Key on routes marked @Idempotent() (guards — authentication and rate
- * limits — have already run; validation pipes run next; runPrepared runs in the handler), and
- * turns IdempotentResponse into a body plus `Idempotent-Replayed: true` on replays.
- * Errors are the engine's typed errors; the application's exception filter maps them to HTTP.
- */
-/**
  * One spelling per meaning, so a retry that writes a header differently is the same request:
  * entity-tag lists (If-Match, If-None-Match) are trimmed per element and a bare tag is quoted
  * (`1` and `"1"` name the same revision to a lenient parser); `*` and weak tags stay as they are.
@@ -55,6 +49,13 @@ export function canonicalHeader(name: string, value: string | undefined): string
     .join(', ');
 }
 
+/**
+ * Parses Idempotency-Key on routes marked @Idempotent(), and turns IdempotentResponse into a body
+ * plus `Idempotent-Replayed: true` on replays. Guards (authentication, rate limits) have already
+ * run; validation pipes run after this, so a bad key is not thrown here but handed to runPrepared
+ * (`keyError`): a request that is both invalid and keyless hears about its body first.
+ * Errors are the engine's typed errors; the application's exception filter maps them to HTTP.
+ */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
   constructor(
@@ -70,8 +71,15 @@ export class IdempotencyInterceptor implements NestInterceptor {
     if (!route || context.getType() !== 'http') return next.handle();
     const http = context.switchToHttp();
     const request = http.getRequest<HttpRequestLike>();
-    const key = parseIdempotencyKey(request.headers['idempotency-key']);
-    if (key === null && route.required) throw new IdempotencyKeyRequiredError();
+    let key: string | null = null;
+    let keyError: IdempotentRequestContext['keyError'] = null;
+    try {
+      key = parseIdempotencyKey(request.headers['idempotency-key']);
+      if (key === null && route.required) keyError = new IdempotencyKeyRequiredError();
+    } catch (error) {
+      if (!(error instanceof IdempotencyKeyInvalidError)) throw error;
+      keyError = error;
+    }
     const operation = idempotencyOperation(request.method, request.url);
     const meaning: Record<string, string | undefined> = {};
     for (const name of route.meaningHeaders ?? ['if-match']) {
@@ -85,6 +93,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       key,
       operation,
       fingerprint: this.keyring.fingerprint(operation, request.body, meaning),
+      keyError,
     };
     request[IDEMPOTENCY_REQUEST_FIELD] = ctx;
     const reply = http.getResponse<HttpReplyLike>();

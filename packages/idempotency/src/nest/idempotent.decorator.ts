@@ -1,4 +1,5 @@
 import { SetMetadata, createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import type { IdempotencyKeyInvalidError, IdempotencyKeyRequiredError } from '../errors';
 import type { RequestFingerprint } from '../fingerprint';
 
 export const IDEMPOTENT_ROUTE = 'listing:idempotent-route';
@@ -18,6 +19,12 @@ export interface IdempotentRequestContext {
   key: string | null;
   operation: string;
   fingerprint: RequestFingerprint;
+  /**
+   * The key is missing on a route that requires one, or malformed. runPrepared throws it, so
+   * the request's own validation (pipes) answers first: auth → rate limit → validation →
+   * idempotency.
+   */
+  keyError: IdempotencyKeyRequiredError | IdempotencyKeyInvalidError | null;
 }
 
 export const IDEMPOTENCY_REQUEST_FIELD = 'idempotency';

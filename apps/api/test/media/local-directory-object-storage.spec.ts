@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { LocalDirectoryObjectStorage } from '../../src/modules/object-storage/local-directory-object-storage';
@@ -28,7 +28,10 @@ describe('LocalDirectoryObjectStorage', () => {
     const first = await storage.putIfAbsent('ws/b/thumb.png', Buffer.from('one'), {
       contentType: 'image/png',
     });
-    const file = path.join(root, 'data', 'ws', 'b', 'thumb.png');
+    const dir = path.join(root, 'data', 'ws', 'b');
+    const [own] = readdirSync(dir);
+    expect(own).toMatch(/^thumb\.png~[0-9a-f]{16}$/);
+    const file = path.join(dir, own!);
     const before = statSync(file);
     const second = await storage.putIfAbsent('ws/b/thumb.png', Buffer.from('two'), {
       contentType: 'image/png',
@@ -37,6 +40,37 @@ describe('LocalDirectoryObjectStorage', () => {
     expect(second).toEqual({ created: false, object: first.object });
     expect(statSync(file).ino).toBe(before.ino);
     expect((await storage.get('ws/b/thumb.png'))!.body.toString()).toBe('one');
+  });
+
+  it('putIfAbsent under a race: exactly one writer creates, every caller gets its object, its bytes stay', async () => {
+    const key = 'ws/race/thumb.png';
+    const bodies = Array.from({ length: 20 }, (_, i) => Buffer.from(`writer ${i} `.repeat(1000 + i)));
+    const results = await Promise.all(
+      bodies.map((body) => storage.putIfAbsent(key, body, { contentType: 'image/png' })),
+    );
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    const winner = results.find((r) => r.created)!.object;
+    for (const r of results) expect(r.object).toEqual(winner);
+    const stored = await storage.get(key);
+    expect(createHash('sha256').update(stored!.body).digest('hex')).toBe(winner.sha256);
+    // the losers' bytes are gone; nothing staged is left
+    expect(readdirSync(path.join(root, 'data', 'ws', 'race'))).toHaveLength(1);
+    expect(readdirSync(path.join(root, 'tmp'))).toEqual([]);
+    // put() replaces it in place and drops the old file; delete() removes everything
+    await storage.put(key, Buffer.from('replaced'), { contentType: 'image/png' });
+    expect((await storage.get(key))!.body.toString()).toBe('replaced');
+    expect(readdirSync(path.join(root, 'data', 'ws', 'race'))).toEqual(['thumb.png']);
+    await storage.putIfAbsent('ws/race/other', Buffer.from('x'), { contentType: 'image/png' });
+    expect(await storage.delete('ws/race/other')).toBe(true);
+    expect(readdirSync(path.join(root, 'data', 'ws', 'race'))).toEqual(['thumb.png']);
+  });
+
+  it('a meta naming a data file outside its folder is refused', async () => {
+    await storage.putIfAbsent('ws/d/x', Buffer.from('abc'), { contentType: 'image/gif' });
+    const metaFile = path.join(root, 'meta', 'ws', 'd', 'x.json');
+    const meta = JSON.parse(readFileSync(metaFile, 'utf8')) as Record<string, unknown>;
+    writeFileSync(metaFile, JSON.stringify({ ...meta, file: '../../../etc/passwd' }));
+    await expect(storage.get('ws/d/x')).rejects.toMatchObject({ code: 'OBJECT_CORRUPT' });
   });
 
   it('treats data without its meta (a crash between the renames) as absent, and detects corruption', async () => {

@@ -1,7 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readFileSync } from 'node:fs';
 import { idleTransactions, useTestDatabase } from '@listing/testing';
 import { MediaStack, type OperationBody } from './media-stack';
 import { waitUntil } from '../outbox/processes';
@@ -88,7 +87,7 @@ describe('material transfers: allowlisted copy into object storage (real process
       checksumSha256: createHash('sha256').update(expected).digest('hex'),
       error: null,
     });
-    expect(readFileSync(stack.objectPath(transfer.objectKey)).equals(expected)).toBe(true);
+    expect((await stack.readObject(transfer.objectKey))!.equals(expected)).toBe(true);
     expect(stack.sim.state.counters.mediaRequests).toBe(fetchesBefore + 1);
 
     // Replay: the first 202 body exactly, flagged.
@@ -193,7 +192,7 @@ describe('material transfers: allowlisted copy into object storage (real process
     expect(op.error).toMatchObject({ code });
     const transfer = await getTransfer(accepted.body.transfer.id);
     expect(transfer).toMatchObject({ status: 'failed', error: { code }, checksumSha256: null });
-    expect(existsSync(stack.objectPath(transfer.objectKey))).toBe(false);
+    expect(await stack.readObject(transfer.objectKey)).toBeNull();
     return transfer;
   }
 

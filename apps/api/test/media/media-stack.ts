@@ -15,6 +15,7 @@ import {
   WORKER,
   type Spawned,
 } from '../outbox/processes';
+import { LocalDirectoryObjectStorage } from '../../src/modules/object-storage/local-directory-object-storage';
 import { registerUser, type ApiClient, type RegisteredUser } from '../support/api-client';
 
 export interface OperationBody {
@@ -182,8 +183,9 @@ export class MediaStack {
     return out;
   }
 
-  objectPath(key: string): string {
-    return path.join(this.storageDir, 'data', ...key.split('/'));
+  /** The stored object's bytes (read through the storage, checksum verified), or null. */
+  async readObject(key: string): Promise<Buffer | null> {
+    return (await new LocalDirectoryObjectStorage(this.storageDir).get(key))?.body ?? null;
   }
 
   /** Process output so far (for secret scans). */

@@ -1,5 +1,4 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
 import { useTestDatabase } from '@listing/testing';
 import { MediaStack, pngSize, type OperationBody } from './media-stack';
 
@@ -102,10 +101,10 @@ describe('media: upload → content → complete → worker derives (real proces
       checksumSha256: createHash('sha256').update(bytes).digest('hex'),
     });
     expect(media.thumbnail).toMatchObject({ contentType: 'image/png', width: 64, height: 43 });
-    const thumbFile = stack.objectPath(media.thumbnail!.objectKey);
-    expect(existsSync(thumbFile)).toBe(true);
-    expect(pngSize(readFileSync(thumbFile))).toEqual({ width: 64, height: 43 });
-    expect(readFileSync(stack.objectPath(media.objectKey)).equals(bytes)).toBe(true);
+    const thumb = await stack.readObject(media.thumbnail!.objectKey);
+    expect(thumb).not.toBeNull();
+    expect(pngSize(thumb!)).toEqual({ width: 64, height: 43 });
+    expect((await stack.readObject(media.objectKey))!.equals(bytes)).toBe(true);
 
     // Replays: exactly the first bodies although the media moved on, and flagged as replays.
     const replay = await complete(id, key);
@@ -195,7 +194,7 @@ describe('media: upload → content → complete → worker derives (real proces
     expect(notImage.status).toBe(422);
     expect(notImage.body).toMatchObject({ code: 'MEDIA_TYPE_MISMATCH', detectedType: null });
     // Nothing was stored, and the upload cannot be completed.
-    expect(existsSync(stack.objectPath(h.body.media.objectKey))).toBe(false);
+    expect(await stack.readObject(h.body.media.objectKey)).toBeNull();
     expect((await complete(h.body.media.id, randomUUID())).body).toMatchObject({
       code: 'MEDIA_STATE_CONFLICT',
     });

@@ -37,7 +37,8 @@ type Outcome =
  *
  * Re-entrant without an inbox: a transfer already settled is skipped by its conditional
  * transitions; two deliveries running at once (a stalled job retried while the first still runs)
- * may both copy, to the same deterministic key, and the first to settle wins; and when the copy is
+ * may both fetch, but putIfAbsent keeps one copy under the deterministic key and both read their
+ * facts from it, so whichever settles first records the stored bytes; and when the copy is
  * already there (a crash after the write, before the settle) the source is not fetched again.
  */
 export class MaterialTransferJobHandlers {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { link, mkdir, open, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { assertObjectKey, ObjectStorageError, type ObjectStorage, type StoredObject } from './object-storage';
 
@@ -8,7 +8,12 @@ interface MetaFile {
   size: number;
   contentType: string;
   sha256: string;
+  /** The data file's name beside `<key>`, when it is not `<key>` itself (putIfAbsent). */
+  file?: string;
 }
+
+// Names of putIfAbsent's data files: `<last key segment>~<random>`. Keys never contain `~`.
+const OWN_FILE_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*~[0-9a-f]{16}$/;
 
 /**
  * ObjectStorage on a local directory:
@@ -19,6 +24,9 @@ interface MetaFile {
  * once its meta exists and matches its data; a crash between the renames leaves data without
  * meta, which reads as absent and is simply rewritten by the next put. get() verifies the
  * checksum, so a torn replacement is detected instead of served.
+ * putIfAbsent is exclusive without any lock: its bytes go to a file of their own
+ * (`<key>~<random>`, named in the meta) and the meta is hard-linked into place, which fails when
+ * one is already there. Racing writers never touch each other's bytes; exactly one creates.
  */
 export class LocalDirectoryObjectStorage implements ObjectStorage {
   private readonly root: string;
@@ -29,25 +37,16 @@ export class LocalDirectoryObjectStorage implements ObjectStorage {
 
   async put(key: string, body: Buffer, options: { contentType: string }): Promise<StoredObject> {
     assertObjectKey(key);
-    const object: StoredObject = {
-      key,
-      size: body.length,
-      contentType: options.contentType,
-      sha256: createHash('sha256').update(body).digest('hex'),
-    };
-    const meta: MetaFile = {
-      v: 1,
-      size: object.size,
-      contentType: object.contentType,
-      sha256: object.sha256,
-    };
+    const object = describe(key, body, options.contentType);
     const dataTmp = await this.stage(body);
-    const metaTmp = await this.stage(Buffer.from(JSON.stringify(meta)));
+    const metaTmp = await this.stage(metaBytes(object));
+    const previous = await this.find(key, { committedOnly: false });
     try {
-      await mkdir(path.dirname(this.dataPath(key)), { recursive: true });
-      await mkdir(path.dirname(this.metaPath(key)), { recursive: true });
+      await this.makeParents(key);
       await rename(dataTmp, this.dataPath(key));
       await rename(metaTmp, this.metaPath(key));
+      // A putIfAbsent object's own data file is garbage once the meta no longer names it.
+      if (previous && previous.dataFile !== this.dataPath(key)) await rm(previous.dataFile, { force: true });
     } finally {
       await rm(dataTmp, { force: true });
       await rm(metaTmp, { force: true });
@@ -60,19 +59,41 @@ export class LocalDirectoryObjectStorage implements ObjectStorage {
     body: Buffer,
     options: { contentType: string },
   ): Promise<{ created: boolean; object: StoredObject }> {
-    // Callers write under deterministic keys and serialise per key through a database row, so a
-    // check-then-write is enough here; an S3 implementation would use If-None-Match: *.
+    assertObjectKey(key);
     const existing = await this.head(key);
     if (existing) return { created: false, object: existing };
-    return { created: true, object: await this.put(key, body, options) };
+    const object = describe(key, body, options.contentType);
+    const file = `${path.basename(this.dataPath(key))}~${randomBytes(8).toString('hex')}`;
+    const ownData = path.join(path.dirname(this.dataPath(key)), file);
+    const dataTmp = await this.stage(body);
+    const metaTmp = await this.stage(metaBytes(object, file));
+    try {
+      await this.makeParents(key);
+      await rename(dataTmp, ownData);
+      try {
+        await link(metaTmp, this.metaPath(key));
+        return { created: true, object };
+      } catch (error) {
+        await rm(ownData, { force: true });
+        if ((error as { code?: string })?.code !== 'EEXIST') throw error;
+      }
+      const winner = await this.head(key);
+      if (winner) return { created: false, object: winner };
+      // A meta without matching data is no object (a put() that died between its renames).
+      return { created: true, object: await this.put(key, body, options) };
+    } finally {
+      await rm(dataTmp, { force: true });
+      await rm(metaTmp, { force: true });
+    }
   }
 
   async get(key: string): Promise<{ object: StoredObject; body: Buffer } | null> {
-    const object = await this.head(key);
-    if (!object) return null;
+    const found = await this.find(key);
+    if (!found) return null;
+    const { object, dataFile } = found;
     let body: Buffer;
     try {
-      body = await readFile(this.dataPath(key));
+      body = await readFile(dataFile);
     } catch (error) {
       if (isNotFound(error)) return null;
       throw error;
@@ -84,21 +105,11 @@ export class LocalDirectoryObjectStorage implements ObjectStorage {
   }
 
   async head(key: string): Promise<StoredObject | null> {
-    assertObjectKey(key);
-    let meta: MetaFile;
-    try {
-      meta = JSON.parse(await readFile(this.metaPath(key), 'utf8')) as MetaFile;
-      const data = await stat(this.dataPath(key));
-      if (data.size !== meta.size) return null; // data replaced without its meta yet: not committed
-    } catch (error) {
-      if (isNotFound(error)) return null;
-      throw error;
-    }
-    return { key, size: meta.size, contentType: meta.contentType, sha256: meta.sha256 };
+    return (await this.find(key))?.object ?? null;
   }
 
   async delete(key: string): Promise<boolean> {
-    assertObjectKey(key);
+    const found = await this.find(key, { committedOnly: false });
     // Meta first: the object disappears atomically, the data file is then garbage.
     const existed = await unlink(this.metaPath(key)).then(
       () => true,
@@ -108,7 +119,37 @@ export class LocalDirectoryObjectStorage implements ObjectStorage {
       },
     );
     await rm(this.dataPath(key), { force: true });
+    if (found) await rm(found.dataFile, { force: true });
     return existed;
+  }
+
+  /** The committed object under `key` and the file holding its bytes, or null. */
+  private async find(
+    key: string,
+    { committedOnly = true } = {},
+  ): Promise<{ object: StoredObject; dataFile: string } | null> {
+    assertObjectKey(key);
+    let meta: MetaFile;
+    let dataFile: string;
+    try {
+      meta = JSON.parse(await readFile(this.metaPath(key), 'utf8')) as MetaFile;
+      if (meta.file !== undefined && !OWN_FILE_RE.test(meta.file)) {
+        throw new ObjectStorageError('OBJECT_CORRUPT', 'stored object names an invalid data file');
+      }
+      dataFile = meta.file ? path.join(path.dirname(this.dataPath(key)), meta.file) : this.dataPath(key);
+      // data replaced without its meta yet: not committed
+      if (committedOnly && (await stat(dataFile)).size !== meta.size) return null;
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw error;
+    }
+    const object = { key, size: meta.size, contentType: meta.contentType, sha256: meta.sha256 };
+    return { object, dataFile };
+  }
+
+  private async makeParents(key: string): Promise<void> {
+    await mkdir(path.dirname(this.dataPath(key)), { recursive: true });
+    await mkdir(path.dirname(this.metaPath(key)), { recursive: true });
   }
 
   private dataPath(key: string): string {
@@ -133,6 +174,21 @@ export class LocalDirectoryObjectStorage implements ObjectStorage {
     }
     return file;
   }
+}
+
+function describe(key: string, body: Buffer, contentType: string): StoredObject {
+  return { key, size: body.length, contentType, sha256: createHash('sha256').update(body).digest('hex') };
+}
+
+function metaBytes(object: StoredObject, file?: string): Buffer {
+  const meta: MetaFile = {
+    v: 1,
+    size: object.size,
+    contentType: object.contentType,
+    sha256: object.sha256,
+    ...(file ? { file } : {}),
+  };
+  return Buffer.from(JSON.stringify(meta));
 }
 
 function isNotFound(error: unknown): boolean {

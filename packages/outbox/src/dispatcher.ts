@@ -10,6 +10,7 @@ import { silentLogger, type OutboxLogger } from './outbox-logger';
 import { OutboxRepository, RELAXED_COMMIT } from './outbox.repository';
 import type { QueueProducer } from './queue-producer';
 import { redactError } from './redaction';
+import { isRedisUnavailable } from './redis-unavailable';
 
 /**
  * How long fast-lane marks wait before a cycle's round trip (or the mark timer) carries them, and
@@ -422,9 +423,11 @@ export class OutboxDispatcher {
     events: readonly ClaimedEvent[],
     error: unknown,
   ): Promise<void> {
+    // The bulk's error belongs to a single event only when the bulk was that event alone.
+    const errorIsTheirs = events.length === 1;
     for (const [ws, list] of groupBy(events, (e) => e.workspaceId)) {
       try {
-        const r = await this.afterAddFailure(ws, queue, list, error);
+        const r = await this.afterAddFailure(ws, queue, list, error, errorIsTheirs);
         this.options.onBatch?.({ round: this.stats.rounds, workspaceId: ws, claimed: list.length, ...r });
       } finally {
         for (const e of list) this.held.delete(e.id);
@@ -535,7 +538,11 @@ export class OutboxDispatcher {
         claimed += n;
       }
     };
-    await Promise.all(Array.from({ length: this.concurrency }, lane));
+    // Every lane finishes before the round ends, also when one fails: a lane left running would
+    // share state with the next round, and stop() would release leases under its adds.
+    const lanes = await Promise.allSettled(Array.from({ length: this.concurrency }, lane));
+    const failure = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected');
+    if (failure) throw failure.reason;
     return claimed;
   }
 
@@ -622,7 +629,7 @@ export class OutboxDispatcher {
     try {
       await this.options.producer.addBulk(queue, events);
     } catch (error) {
-      return this.afterAddFailure(workspaceId, queue, events, error);
+      return this.afterAddFailure(workspaceId, queue, events, error, true);
     }
     this.faults.traceAdds(this.id, events);
     this.faults.afterEnqueue();
@@ -632,19 +639,22 @@ export class OutboxDispatcher {
   }
 
   /**
-   * addBulk failed. Redis down → release the leases (no attempt counted) and pause. Otherwise
-   * isolate the culprits one add at a time and count an attempt only against those.
+   * addBulk failed. Redis down or refusing writes (isRedisUnavailable, or no PONG) → release the
+   * leases (no attempt counted) and pause. Otherwise isolate the culprits one add at a time and
+   * count an attempt only against those. `errorIsTheirs`: the error came from adding exactly
+   * these events (a fast lane's bulk also carries other workspaces' events).
    */
   private async afterAddFailure(
     workspaceId: string,
     queue: string,
     events: ClaimedEvent[],
     error: unknown,
+    errorIsTheirs: boolean,
   ): Promise<{ dispatched: number; failed: number; released: number }> {
     const result = { dispatched: 0, failed: 0, released: 0 };
-    const release = async (list: ClaimedEvent[]) => {
+    const release = async (list: ClaimedEvent[], { pause = true } = {}) => {
       if (!list.length) return;
-      this.setPaused(true);
+      if (pause) this.setPaused(true);
       const n =
         (await this.settle(workspaceId, 'release', () =>
           this.repository.release(
@@ -655,13 +665,23 @@ export class OutboxDispatcher {
       this.stats.released += n;
       result.released += n;
     };
-    if (!(await this.options.producer.ping())) {
+    if (isRedisUnavailable(error) || !(await this.options.producer.ping())) {
       await release(events);
       return result;
     }
     const ok: ClaimedEvent[] = [];
     const failed: Array<{ event: ClaimedEvent; error: unknown }> = [];
-    for (const event of events.length > 1 ? events : []) {
+    const untried: ClaimedEvent[] = [];
+    const alone = events.length === 1 && errorIsTheirs;
+    // One add at a time can be slow (each up to the command timeout): stop well inside the lease,
+    // so no event is added after another dispatcher may have reclaimed it. The claim and the
+    // failed bulk before this took at most one command timeout, far less than half a lease.
+    const deadline = Date.now() + this.leaseMs / 2;
+    for (const event of alone ? [] : events) {
+      if (Date.now() > deadline) {
+        untried.push(event);
+        continue;
+      }
       try {
         await this.options.producer.add(queue, event);
         ok.push(event);
@@ -669,7 +689,8 @@ export class OutboxDispatcher {
         failed.push({ event, error: e });
       }
     }
-    if (events.length === 1) failed.push({ event: events[0]!, error });
+    if (alone) failed.push({ event: events[0]!, error });
+    await release(untried, { pause: false });
     if (ok.length) {
       this.faults.traceAdds(this.id, ok);
       this.faults.afterEnqueue();
@@ -677,7 +698,10 @@ export class OutboxDispatcher {
       this.stats.dispatched += n;
       result.dispatched += n;
     }
-    if (failed.length && !(await this.options.producer.ping())) {
+    if (
+      failed.length &&
+      (failed.some((f) => isRedisUnavailable(f.error)) || !(await this.options.producer.ping()))
+    ) {
       await release(failed.map((f) => f.event));
       return result;
     }

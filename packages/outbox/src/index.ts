@@ -20,6 +20,7 @@ export * from './payload-guard';
 export * from './queue-producer';
 export * from './redaction';
 export * from './redis-options';
+export * from './redis-unavailable';
 export * from './retention.repository';
 export * from './retention.service';
 export * from './worker-runtime';

@@ -12,6 +12,8 @@ export function redisOptionsFromUrl(url: string, extra: RedisOptions = {}): Redi
     password: u.password ? decodeURIComponent(u.password) : undefined,
     db: db ? Number(db) : undefined,
     tls: u.protocol === 'rediss:' ? {} : undefined,
+    // After a failover the old primary answers READONLY: reconnect (DNS may name the new one).
+    reconnectOnError: (error) => error.message.startsWith('READONLY'),
     ...extra,
   };
 }

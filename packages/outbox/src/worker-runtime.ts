@@ -1,5 +1,5 @@
 import { isDatabaseUnavailable, type Database } from '@listing/db';
-import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { DelayedError, Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
 import { DeadLetterReactor } from './dead-letter-reactor';
@@ -37,6 +37,12 @@ export interface WorkerRuntimeOptions {
    * the handler's backoff must not exhaust the attempts and strand the event.
    */
   readonly databaseRetryMs?: number;
+  /**
+   * A job this process has no handler for (a newer version's job on a shared queue, during a
+   * rolling deploy) waits this long (ms, default 60 000) in the delayed set, no attempt counted,
+   * for a worker that knows it, instead of failing.
+   */
+  readonly unknownJobDelayMs?: number;
   /**
    * How often (ms) BullMQ's failed sets are checked for jobs whose event never got its dead
    * letter (FailedJobSweep), also once at start, from the queue's high-water mark. 0: never.
@@ -113,7 +119,7 @@ export class OutboxWorkerRuntime {
     this.stopped = false;
     const queues = this.options.queues ?? this.options.registry.queues();
     for (const queue of queues) {
-      const worker = new Worker(queue, (job) => this.process(job), {
+      const worker = new Worker(queue, (job, token) => this.process(job, token), {
         connection: this.bullConnection(),
         prefix: this.options.prefix,
         concurrency: this.options.concurrency ?? 16,
@@ -321,13 +327,25 @@ export class OutboxWorkerRuntime {
     throw Worker.RateLimitError();
   }
 
-  /** The BullMQ processor (public for tests). */
-  async process(job: Job): Promise<JobOutcome> {
+  /** The BullMQ processor (public for tests; `token` is the job's lock, absent in tests). */
+  async process(job: Job, token?: string): Promise<JobOutcome> {
     const registry = this.options.registry;
     const definition = registry.job(job.name);
     const handler = registry.handler(job.name);
     if (!definition || !handler) {
-      throw new UnrecoverableError(`no handler for job ${job.name}`);
+      if (!token) throw new UnrecoverableError(`no handler for job ${job.name}`);
+      const delayMs = this.options.unknownJobDelayMs ?? 60_000;
+      this.logger.warn(
+        'no handler for this job here (a newer version?): delayed for a worker that knows it',
+        {
+          queue: job.queueName,
+          job: job.name,
+          event: job.id,
+          retryInMs: delayMs,
+        },
+      );
+      await job.moveToDelayed(Date.now() + delayMs, token);
+      throw new DelayedError();
     }
     if (definition.scope === 'system') {
       const payload = this.parse(definition, job.data);

@@ -22,19 +22,30 @@ class BrokenQueueProducer extends QueueProducer {
   readonly adds: string[][] = [];
 
   override async addBulk(queue: string, events: readonly ClaimedEvent[]): Promise<void> {
-    if (queue === 'q-broken') {
-      throw new Error('job rejected: see https://bucket.example/obj?X-Amz-Signature=abc123 password=hunter2');
+    await refuse(queue);
+    if (events.some((e) => e.type === 'poison.event')) {
+      // a pipeline: the others are added, the poisoned one fails the call
+      for (const e of events) if (e.type !== 'poison.event') await this.add(queue, e);
+      throw new Error('job rejected: poison');
     }
     await super.addBulk(queue, events);
     this.adds.push([...new Set(events.map((e) => e.workspaceId))]);
   }
   override async add(queue: string, event: ClaimedEvent): Promise<void> {
-    if (queue === 'q-broken') {
-      throw new Error('job rejected: see https://bucket.example/obj?X-Amz-Signature=abc123 password=hunter2');
-    }
+    await refuse(queue);
+    if (event.type === 'poison.event') throw new Error('job rejected: poison');
     await super.add(queue, event);
     this.adds.push([event.workspaceId]);
   }
+}
+
+async function refuse(queue: string): Promise<void> {
+  if (queue === 'q-slow') await new Promise((r) => setTimeout(r, 300));
+  if (queue === 'q-broken') {
+    throw new Error('job rejected: see https://bucket.example/obj?X-Amz-Signature=abc123 password=hunter2');
+  }
+  // What a Redis at maxmemory under noeviction answers every write while PING still works.
+  if (queue === 'q-oom') throw new Error("OOM command not allowed when used memory > 'maxmemory'.");
 }
 
 describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
@@ -120,6 +131,74 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
       }
     }
     expect(await d.drain()).toBe(0);
+  });
+
+  it('a Redis that answers PING but refuses writes (OOM) counts no attempt: leases released, dispatcher paused', async () => {
+    const ws = await seedWorkspace(t.owner);
+    const ids = await insertEvents(t.owner, ws.workspaceId, 3, { queue: 'q-oom', maxAttempts: 2 });
+    const d = dispatcher({ redisRetryMs: 20, pollIntervalMs: 20 });
+    expect(await d.drain(1)).toBe(3);
+    expect(d.stats).toMatchObject({ released: 3, failed: 0, pauses: 1 });
+    // The loop tries again while PING answers, far past max_attempts, and still counts nothing.
+    d.start();
+    try {
+      await waitFor('several more tries', async () => d.stats.released >= 12, 5000, 5);
+    } finally {
+      await d.stop();
+    }
+    const { rows } = await t.owner.query(
+      `select status, attempt_count, locked_by from outbox_events where id = any($1)`,
+      [ids],
+    );
+    expect(rows).toEqual(Array(3).fill({ status: 'pending', attempt_count: 0, locked_by: null }));
+    expect(d.stats).toMatchObject({ failed: 0, deadLettered: 0 });
+  });
+
+  it("a fast lane's bulk across workspaces charges its error to the failing event only", async () => {
+    const a = (await seedWorkspace(t.owner, 'bulk-innocent')).workspaceId;
+    const b = (await seedWorkspace(t.owner, 'bulk-poison')).workspaceId;
+    const d = dispatcher({ fastLanes: 1, pollIntervalMs: 60_000 });
+    d.start();
+    await new Promise((r) => setTimeout(r, 300)); // the start-up round has gone to sleep
+    const [innocent] = await insertEvents(t.owner, a, 1, { queue: 'q-mixed' });
+    const [poison] = await insertEvents(t.owner, b, 1, { queue: 'q-mixed', type: 'poison.event' });
+    d.wake([a, b]); // one lane, one cycle: both in one addBulk
+    const row = async (id: string) =>
+      (await t.owner.query(`select status, attempt_count from outbox_events where id = $1`, [id])).rows[0];
+    try {
+      await waitFor('the poison charged', async () => (await row(poison!)).attempt_count === 1, 5000, 5);
+      await waitFor(
+        'the innocent marked',
+        async () => (await row(innocent!)).status === 'dispatched',
+        5000,
+        5,
+      );
+    } finally {
+      await d.stop();
+    }
+    expect(await row(innocent!)).toEqual({ status: 'dispatched', attempt_count: 0 });
+    expect(await row(poison!)).toEqual({ status: 'pending', attempt_count: 1 });
+  });
+
+  it('a lane that fails ends the round only once the other lanes have finished their batches', async () => {
+    const failing = (await seedWorkspace(t.owner, 'lane-fails')).workspaceId;
+    const slow = (await seedWorkspace(t.owner, 'lane-slow')).workspaceId;
+    await insertEvents(t.owner, failing, 1, { queue: 'q-lanes' });
+    const [slowEvent] = await insertEvents(t.owner, slow, 1, { queue: 'q-slow' });
+    const flaky = Object.create(t.agentDb) as typeof t.agentDb;
+    flaky.queryInWorkspaces = ((parts, options) => {
+      if (parts.some((p) => p.workspaceId === failing && p.statement.includes('outbox_claim_due'))) {
+        return Promise.reject(new Error('connection terminated'));
+      }
+      return t.agentDb.queryInWorkspaces(parts, options);
+    }) as typeof t.agentDb.queryInWorkspaces;
+    const d = new OutboxDispatcher({ db: flaky, producer, concurrency: 2, batchSize: 100 });
+    await expect(d.round()).rejects.toThrow('connection terminated');
+    // The other lane's add (300 ms) and mark are done: nothing is left running behind the round.
+    const { rows } = await t.owner.query(`select status, locked_by from outbox_events where id = $1`, [
+      slowEvent,
+    ]);
+    expect(rows[0]).toEqual({ status: 'dispatched', locked_by: null });
   });
 
   it('one bad event in a batch does not fail its neighbours', async () => {

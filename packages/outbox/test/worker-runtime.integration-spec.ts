@@ -242,6 +242,24 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
     expect(rows[0].last_error).toMatch(/poison payload for runtime.count: counter/);
   });
 
+  it("a job of a type this worker does not know (a newer version's) is delayed for another worker, not failed", async () => {
+    const id = randomUUID();
+    await queue.add(
+      'runtime.from-the-future',
+      { v: 1, workspaceId: ws, payload: {} },
+      { jobId: id, attempts: 3 },
+    );
+    const delayed = await waitFor('job delayed', async () => {
+      const j = await queue.getJob(id);
+      return j && (await j.getState()) === 'delayed' ? j : undefined;
+    });
+    expect(delayed.failedReason).toBeFalsy();
+    expect(delayed.attemptsMade).toBe(0);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await queue.getJobState(id)).toBe('delayed'); // for the minute, not retried at once
+    await delayed.remove();
+  });
+
   it('what BullMQ keeps of a failure (reason and stack trace, shown by the queue dashboard) is redacted', async () => {
     const leakyJob = defineJob({
       name: 'runtime.leaky',

@@ -39,8 +39,16 @@ describe('loadOutboxConfig', () => {
       OUTBOX_JOB_COMPLETED_AGE_S: '60',
       OUTBOX_FAULT: 'after-enqueue',
       OUTBOX_TEST_JOBS: '1',
+      OUTBOX_RETENTION_DISPATCHED_MS: '0',
+      OUTBOX_RETENTION_INBOX_MS: '59999',
     });
-    for (const v of ['OUTBOX_JOB_COMPLETED_AGE_S', 'OUTBOX_FAULT', 'OUTBOX_TEST_JOBS'])
+    for (const v of [
+      'OUTBOX_JOB_COMPLETED_AGE_S',
+      'OUTBOX_FAULT',
+      'OUTBOX_TEST_JOBS',
+      'OUTBOX_RETENTION_DISPATCHED_MS',
+      'OUTBOX_RETENTION_INBOX_MS',
+    ])
       expect(text).toContain(v);
   });
 

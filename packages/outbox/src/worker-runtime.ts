@@ -419,9 +419,19 @@ export class OutboxWorkerRuntime {
   ): Promise<unknown> {
     const message = redactError(error);
     try {
-      await this.options.db.withWorkspace(workspaceId, () =>
+      const changed = await this.options.db.withWorkspace(workspaceId, () =>
         this.outbox.deadLetterFromWorker(eventId, attempts, message),
       );
+      if (changed === 0) {
+        // Already a dead letter, or no row at all (deleted by hand, or by a retention shorter than
+        // the job's life): then no reaction will run either, so say so loudly.
+        this.logger.warn('job failed for good but its outbox event is missing or already dead', {
+          event: eventId,
+          attempts,
+          error: message,
+        });
+        return undefined;
+      }
       this.logger.warn('job dead-lettered', { event: eventId, attempts, error: message });
       this.react();
       return undefined;

@@ -80,6 +80,17 @@ const schema = z
         message: 'must keep completed jobs at least as long as OUTBOX_LEASE_MS',
       });
     }
+    // A dispatched event must outlive its job: lost-job recovery re-delivers from these rows, a
+    // last failed attempt dead-letters its row, and the inbox recognises a redelivery by its row.
+    for (const key of ['OUTBOX_RETENTION_DISPATCHED_MS', 'OUTBOX_RETENTION_INBOX_MS'] as const) {
+      if (c[key] < c.OUTBOX_JOB_COMPLETED_AGE_S * 1000) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: 'must be >= OUTBOX_JOB_COMPLETED_AGE_S (in ms): a job may still run or be re-delivered',
+        });
+      }
+    }
     if (c.OUTBOX_BACKOFF_MAX_MS < c.OUTBOX_BACKOFF_BASE_MS) {
       ctx.addIssue({
         code: 'custom',

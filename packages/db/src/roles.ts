@@ -4,10 +4,12 @@ import type { Client } from 'pg';
  * The database roles. The owner creates and owns every object and runs migrations; it bypasses
  * RLS so the narrow SECURITY DEFINER functions it owns can see across workspaces. The
  * application role (the api) owns nothing and is subject to RLS everywhere. The outbox agent
- * (dispatcher, worker, operator CLI) is the application role plus the outbox's cross-workspace
+ * (dispatcher, worker, operator CLI) has the application role's privileges minus the account
+ * tables (users, sessions, tokens, memberships: sql/017), plus the outbox's cross-workspace
  * functions (discovery, claim, mark, dead letters, retention, lost jobs) and the writes on the
  * outbox tables (sql/012, sql/013): the api, which faces the internet, can append events but can
- * neither list another workspace's nor dispatch any.
+ * neither list another workspace's nor dispatch any; the worker, which fetches remote URLs,
+ * cannot touch accounts.
  */
 export const OWNER_ROLE = 'listing_owner';
 export const APP_ROLE = 'app_user';
@@ -29,17 +31,21 @@ export async function ensureRoles(admin: Client, passwords: RolePasswords): Prom
     `LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEROLE NOCREATEDB INHERIT`,
     passwords.agent,
   );
-  // Inherits every privilege of the application role; sql/012 and 013 grant it the rest.
+  // Not a member of the application role any more (sql/017 grants it what it needs, without the
+  // account tables): drop the membership earlier setups granted.
+  const member = async () =>
+    (
+      await admin.query(
+        `select 1 from pg_auth_members m join pg_roles g on g.oid = m.roleid join pg_roles u on u.oid = m.member
+          where g.rolname = $1 and u.rolname = $2`,
+        [APP_ROLE, AGENT_ROLE],
+      )
+    ).rowCount;
+  if (!(await member())) return;
   try {
-    await admin.query(`GRANT ${APP_ROLE} TO ${AGENT_ROLE}`);
+    await admin.query(`REVOKE ${APP_ROLE} FROM ${AGENT_ROLE}`);
   } catch (error) {
-    // A concurrent setup granting the same membership ("tuple concurrently updated").
-    const { rowCount } = await admin.query(
-      `select 1 from pg_auth_members m join pg_roles g on g.oid = m.roleid join pg_roles u on u.oid = m.member
-        where g.rolname = $1 and u.rolname = $2`,
-      [APP_ROLE, AGENT_ROLE],
-    );
-    if (!rowCount) throw error;
+    if (await member()) throw error; // else a concurrent setup revoked it ("tuple concurrently updated")
   }
 }
 

@@ -157,4 +157,82 @@ describe('workspace row-level security as app_user', () => {
     );
     expect(rows.rows).toEqual([{ workspace_id: a.workspaceId, name: 'A', role: 'owner' }]);
   });
+
+  it('a temp table cannot shadow what a SECURITY DEFINER function reads (pg_temp is searched last)', async () => {
+    const { rows } = await t.owner.query(
+      `select p.proname, p.proconfig from pg_proc p
+        where p.pronamespace = 'public'::regnamespace and p.prosecdef`,
+    );
+    expect(rows.length).toBeGreaterThanOrEqual(10);
+    for (const fn of rows) expect(fn.proconfig).toEqual(['search_path=pg_catalog, public, pg_temp']);
+    // a's user is no member of b; a temp workspace_members saying otherwise changes nothing
+    const role = () =>
+      t.db.transaction(async () => {
+        await t.db.executor.execute(sql`
+          create temp table workspace_members (workspace_id uuid, user_id uuid, role text, created_at timestamptz)
+          on commit drop`);
+        await t.db.executor.execute(
+          sql`insert into workspace_members values (${b.workspaceId}, ${a.userId}, 'owner', now())`,
+        );
+        return (
+          await t.db.executor.execute<{ role: string | null }>(
+            sql`select app_member_role(${a.userId}, ${b.workspaceId}) as role`,
+          )
+        ).rows[0]!.role;
+      });
+    expect(await role()).toBeNull();
+  });
+});
+
+/** The outbox agent (dispatcher, worker, CLI) works on tenant rows, never on accounts (sql/017). */
+describe('outbox_agent privileges', () => {
+  const failure = (p: Promise<unknown>) =>
+    p.then(
+      () => 'no error',
+      (e: unknown) => pgErrorCode(e),
+    );
+
+  it('is no member of app_user and cannot read or write users, sessions, tokens or memberships', async () => {
+    const member = await t.owner.query(`select pg_has_role('outbox_agent', 'app_user', 'member') as m`);
+    expect(member.rows[0].m).toBe(false);
+    const a = await seedWorkspace(t.owner, 'agent-A');
+    for (const statement of [
+      sql`select password_hash from users limit 1`,
+      sql`select * from auth_sessions limit 1`,
+      sql`insert into auth_access_tokens select sha256('abc'::bytea), s.id, s.user_id, now() from auth_sessions s limit 1`,
+      sql`select * from auth_refresh_tokens limit 1`,
+      sql`select app_member_role(${a.userId}, ${a.workspaceId})`,
+      sql`select * from app_user_workspaces(${a.userId})`,
+    ]) {
+      expect(
+        await failure(t.agentDb.withWorkspace(a.workspaceId, () => t.agentDb.executor.execute(statement))),
+      ).toBe(PgErrorCode.insufficientPrivilege);
+    }
+    expect(
+      await failure(
+        t.agentDb.withWorkspace(a.workspaceId, () =>
+          t.agentDb.executor.execute(sql`select * from workspace_members`),
+        ),
+      ),
+    ).toBe(PgErrorCode.insufficientPrivilege);
+  });
+
+  it("keeps app_user's privileges on every other table, and gets them on tables created later", async () => {
+    const { rows } = await t.owner.query(`
+      select c.relname,
+             has_table_privilege('app_user', c.oid, p) as app, has_table_privilege('outbox_agent', c.oid, p) as agent, p
+        from pg_class c, unnest(array['select', 'insert', 'update', 'delete']) p
+       where c.relnamespace = 'public'::regnamespace and c.relkind = 'r'
+         and c.relname not in ('users', 'auth_sessions', 'auth_access_tokens', 'auth_refresh_tokens',
+                               'workspace_members', 'schema_migrations')`);
+    expect(rows.length).toBeGreaterThan(40);
+    const missing = rows.filter((r) => r.app && !r.agent).map((r) => `${r.p} on ${r.relname}`);
+    expect(missing).toEqual([]);
+    await t.owner.query(`create table agent_later (id int)`);
+    const later = await t.owner.query(
+      `select has_table_privilege('outbox_agent', 'agent_later', 'select, insert, update, delete') as ok`,
+    );
+    expect(later.rows[0].ok).toBe(true);
+    await t.owner.query(`drop table agent_later`);
+  });
 });

@@ -198,7 +198,7 @@ describe('outbox events under row-level security, as app_user and as outbox_agen
         agent_exec: true,
         app_exec: fn.proname === 'outbox_stats',
       });
-      expect(fn.proconfig).toEqual(['search_path=pg_catalog, public']);
+      expect(fn.proconfig).toEqual(['search_path=pg_catalog, public, pg_temp']);
       expect(fn.acl).not.toMatch(/(^|,)=X/); // no EXECUTE for PUBLIC
     }
   });

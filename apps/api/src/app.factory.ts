@@ -20,9 +20,11 @@ export async function createApp(
   ops: ApiOpsConfig = loadApiOpsConfig(),
 ): Promise<NestFastifyApplication> {
   const logger = createLogger('api', config.LOG_LEVEL);
+  const trusted = config.TRUST_PROXY;
   const adapter = new FastifyAdapter({
     bodyLimit: config.BODY_LIMIT_BYTES,
-    trustProxy: false,
+    // A hop count as proxy-addr's trust function (the adapter's type has no number form).
+    trustProxy: typeof trusted === 'number' ? (_address: string, hop: number) => hop < trusted : trusted,
     loggerInstance: logger,
     // One line per request is written by the ops hooks (with route, workspace and user).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),

@@ -10,7 +10,7 @@ describe('loadConfig', () => {
   it('reports every bad variable at once', () => {
     let error: unknown;
     try {
-      loadConfig({ PORT: 'eighty', DATABASE_URL: 'not a url', LOG_LEVEL: 'loud' });
+      loadConfig({ PORT: 'eighty', DATABASE_URL: 'not a url', LOG_LEVEL: 'loud', TRUST_PROXY: 'true' });
     } catch (e) {
       error = e;
     }
@@ -19,5 +19,15 @@ describe('loadConfig', () => {
     expect(problems).toMatch(/PORT/);
     expect(problems).toMatch(/DATABASE_URL/);
     expect(problems).toMatch(/LOG_LEVEL/);
+    expect(problems).toMatch(/TRUST_PROXY: not an address, CIDR block or hop count: true/);
+  });
+
+  it('TRUST_PROXY: nobody by default, else a hop count or a list of proxies', () => {
+    expect(loadConfig({}).TRUST_PROXY).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '1' }).TRUST_PROXY).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8,loopback' }).TRUST_PROXY).toEqual([
+      '10.0.0.0/8',
+      'loopback',
+    ]);
   });
 });

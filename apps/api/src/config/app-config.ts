@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseTrustProxy } from '../modules/auth/client-address';
 
 // Store credentials at rest (AES-256-GCM): "id:base64-32-bytes,id2:..."; CREDENTIAL_KEY_ID
 // encrypts new versions, the others keep decrypting what they encrypted. The dev key is public.
@@ -54,6 +55,20 @@ const schema = z
       .min(3600)
       .default(30 * 24 * 3600),
     RATE_LIMIT_AUTH_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+    /** Logins per account (email) per minute, whatever the client address: guessing one password. */
+    RATE_LIMIT_LOGIN_PER_ACCOUNT_PER_MINUTE: z.coerce.number().int().min(1).default(10),
+    /** Which proxies' X-Forwarded-For names the client (client-address.ts); unset: none. */
+    TRUST_PROXY: z
+      .string()
+      .optional()
+      .transform((value, ctx) => {
+        const parsed = parseTrustProxy(value);
+        if (typeof parsed === 'object' && !Array.isArray(parsed)) {
+          ctx.addIssue({ code: 'custom', message: parsed.problem });
+          return z.NEVER;
+        }
+        return parsed;
+      }),
     RATE_LIMIT_WRITES_PER_MINUTE: z.coerce.number().int().min(1).default(60_000),
     RATE_LIMIT_READS_PER_MINUTE: z.coerce.number().int().min(1).default(120_000),
 

@@ -121,6 +121,56 @@ describe('authentication', () => {
     }
   });
 
+  const loginFrom = (url: string) => (from: string, email: string) =>
+    new ApiClient(url)
+      .request('POST', '/v1/auth/login', {
+        body: { email, password: 'nope-nope' },
+        headers: { 'x-forwarded-for': from },
+      })
+      .then((r) => r.status);
+
+  it('behind a trusted proxy: one account has one budget whatever the address, and an IPv6 /64 is one client', async () => {
+    const limited = await startApi(t.info, {
+      RATE_LIMIT_AUTH_PER_MINUTE: '2',
+      RATE_LIMIT_LOGIN_PER_ACCOUNT_PER_MINUTE: '3',
+      TRUST_PROXY: 'loopback',
+      BULLMQ_PREFIX: `${t.info.bullPrefix}-proxy`,
+    });
+    try {
+      const login = loginFrom(limited.url);
+      // a fresh address for every guess at one password: the account's budget still runs out
+      const guesses = [];
+      for (const from of ['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4'])
+        guesses.push(await login(from, 'Victim@Example.test'));
+      expect(guesses).toEqual([401, 401, 401, 429]);
+      expect(await login('198.51.100.5', 'other@example.test')).toBe(401);
+      // every address of one /64 is one client (2 a minute); the next /64 is another
+      const sameBlock = [];
+      for (const [i, from] of ['2001:db8:7:7::1', '2001:db8:7:7::2', '2001:db8:7:7:ffff::3'].entries())
+        sameBlock.push(await login(from, `v6-${i}@example.test`));
+      expect(sameBlock).toEqual([401, 401, 429]);
+      expect(await login('2001:db8:7:8::1', 'v6-next@example.test')).toBe(401);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('without TRUST_PROXY, X-Forwarded-For is ignored: the connection is the client', async () => {
+    const limited = await startApi(t.info, {
+      RATE_LIMIT_AUTH_PER_MINUTE: '2',
+      BULLMQ_PREFIX: `${t.info.bullPrefix}-no-proxy`,
+    });
+    try {
+      const login = loginFrom(limited.url);
+      const statuses = [];
+      for (const [i, from] of ['198.51.100.1', '198.51.100.2', '198.51.100.3'].entries())
+        statuses.push(await login(from, `direct-${i}@example.test`));
+      expect(statuses).toEqual([401, 401, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('a percent-encoded spelling of the login path shares the login budget', async () => {
     const limited = await startApi(t.info, {
       RATE_LIMIT_AUTH_PER_MINUTE: '3',

@@ -19,6 +19,7 @@ export class AuthController {
 
   @Post('login')
   @HttpCode(200)
+  @RateLimit('login')
   login(@Body(new ZodValidationPipe(loginSchema)) body: z.infer<typeof loginSchema>) {
     return this.auth.login(body.email, body.password);
   }

@@ -14,15 +14,18 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limite
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { RateLimitedError } from '../../common/domain-errors';
 import type { AuthContext } from '../../common/request-context';
+import { clientSubject } from './client-address';
 import { RateLimiter } from './rate-limiter';
 
-export type RateLimitBucket = 'auth' | 'user';
+export type RateLimitBucket = 'auth' | 'login' | 'user';
 const RATE_LIMIT = 'listing:rate-limit';
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * `auth`: per client address and route. `user`: per authenticated user, reads (GET, HEAD, OPTIONS) and
- * writes counted apart, so polling an operation never uses up the budget for writes.
+ * `auth`: per client (its address; IPv6 by /64) and route. `login`: `auth`, and per account (the
+ * email sent) whatever the address, so many addresses cannot guess one password. `user`: per
+ * authenticated user, reads (GET, HEAD, OPTIONS) and writes counted apart, so polling an operation
+ * never uses up the budget for writes.
  */
 export const RateLimit = (bucket: RateLimitBucket) => SetMetadata(RATE_LIMIT, bucket);
 
@@ -40,6 +43,7 @@ export const RateLimit = (bucket: RateLimitBucket) => SetMetadata(RATE_LIMIT, bu
 @Injectable()
 export class RateLimits implements OnModuleInit, OnApplicationShutdown {
   readonly auth: RateLimiterRedis;
+  readonly loginAccount: RateLimiterRedis;
   readonly reads: RateLimiter;
   readonly writes: RateLimiter;
   private readonly redis: Redis;
@@ -59,15 +63,17 @@ export class RateLimits implements OnModuleInit, OnApplicationShutdown {
       }),
     );
     this.redis.on('error', () => undefined); // the memory fallback takes over; readiness reports Redis
-    const points = config.RATE_LIMIT_AUTH_PER_MINUTE;
-    this.auth = new RateLimiterRedis({
-      storeClient: this.redis,
-      keyPrefix: `${config.BULLMQ_PREFIX}:rate-limit:auth`,
-      points,
-      duration: 60,
-      rejectIfRedisNotReady: true,
-      insuranceLimiter: new RateLimiterMemory({ points, duration: 60 }),
-    });
+    const shared = (name: string, points: number) =>
+      new RateLimiterRedis({
+        storeClient: this.redis,
+        keyPrefix: `${config.BULLMQ_PREFIX}:rate-limit:${name}`,
+        points,
+        duration: 60,
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: new RateLimiterMemory({ points, duration: 60 }),
+      });
+    this.auth = shared('auth', config.RATE_LIMIT_AUTH_PER_MINUTE);
+    this.loginAccount = shared('login-account', config.RATE_LIMIT_LOGIN_PER_ACCOUNT_PER_MINUTE);
     this.reads = new RateLimiter(config.RATE_LIMIT_READS_PER_MINUTE);
     this.writes = new RateLimiter(config.RATE_LIMIT_WRITES_PER_MINUTE);
   }
@@ -85,10 +91,10 @@ export class RateLimits implements OnModuleInit, OnApplicationShutdown {
     clearTimeout(timer);
   }
 
-  /** Takes one `auth` token for `key`; returns 0 when allowed, else the seconds to wait. */
-  async takeAuth(key: string): Promise<number> {
+  /** Takes one token of a shared bucket for `key`; returns 0 when allowed, else the seconds to wait. */
+  async takeShared(limiter: RateLimiterRedis, key: string): Promise<number> {
     try {
-      await this.auth.consume(key);
+      await limiter.consume(key);
       return 0;
     } catch (rejection) {
       // A RateLimiterRes means no points left. Redis errors never get here (the memory
@@ -120,19 +126,30 @@ export class RateLimitGuard implements CanActivate {
       ip: string;
       url: string;
       method: string;
+      body?: unknown;
       routeOptions?: { url?: string };
       auth?: AuthContext;
     }>();
+    if (bucket === 'user') {
+      const limiter = this.limiters[READ_METHODS.has(request.method) ? 'reads' : 'writes'];
+      const wait = limiter.take(request.auth?.userId ?? clientSubject(request.ip));
+      if (wait > 0) throw new RateLimitedError(wait);
+      return true;
+    }
     // The route's template, not the raw path: /v1/auth/logi%6E reaches the same handler, and must
     // not get a budget of its own.
     const route = request.routeOptions?.url ?? request.url.split('?')[0];
-    const wait =
-      bucket === 'auth'
-        ? await this.limiters.takeAuth(`${request.ip} ${route}`)
-        : this.limiters[READ_METHODS.has(request.method) ? 'reads' : 'writes'].take(
-            request.auth?.userId ?? request.ip,
-          );
+    let wait = await this.limiters.takeShared(this.limiters.auth, `${clientSubject(request.ip)} ${route}`);
+    const account = bucket === 'login' ? loginAccount(request.body) : null;
+    if (wait === 0 && account) wait = await this.limiters.takeShared(this.limiters.loginAccount, account);
     if (wait > 0) throw new RateLimitedError(wait);
     return true;
   }
+}
+
+/** The account a login names (its email, as the lookup compares it), or null when it names none. */
+function loginAccount(body: unknown): string | null {
+  const email = (body as { email?: unknown } | null | undefined)?.email;
+  if (typeof email !== 'string' || email.length === 0 || email.length > 320) return null;
+  return email.trim().toLowerCase();
 }

@@ -6,6 +6,7 @@ import type { AppConfig } from '../config/app-config';
 import type { ApiOpsConfig } from './ops-config';
 import { AuthGuard } from '../modules/auth/auth.guard';
 import { RateLimitGuard } from '../modules/auth/rate-limit.guard';
+import { adminAuthorized, sendUnauthenticated } from './admin/admin-auth';
 import { mountBullBoard } from './admin/bull-board.plugin';
 import { ApiMetrics } from './metrics/api-metrics.service';
 import { buildOpenApiDocument } from './openapi/openapi.generator';
@@ -65,7 +66,15 @@ export async function installHttpOps(
     else request.log.info(fields, 'request completed');
   });
 
-  fastify.get('/metrics', async (_request, reply) => {
+  const metricsToken = ops.METRICS_TOKEN;
+  if (!metricsToken && config.NODE_ENV === 'production') {
+    logger.warn('METRICS_TOKEN is not set: /metrics answers anyone who reaches the API port');
+  }
+  fastify.get('/metrics', async (request, reply) => {
+    // Every scrape also counts the outbox backlog in PostgreSQL: not for anyone on the internet.
+    if (metricsToken && !adminAuthorized(request.headers.authorization, metricsToken)) {
+      return sendUnauthenticated(reply, 'listing metrics', 'metrics credentials required');
+    }
     const text = await metrics.registry.metrics();
     return reply.type(metrics.registry.contentType).header('cache-control', 'no-store').send(text);
   });

@@ -8,6 +8,11 @@ import { ConfigError } from '../config/app-config';
 const schema = z.object({
   /** Admin secret for /admin/queues (Bearer, or Basic with it as password). Unset: not mounted. */
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /**
+   * Secret for the API's /metrics (Bearer, or Basic with it as password). Unset: /metrics is open
+   * (development; keep it on the internal network), with a warning at boot in production.
+   */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** SIGTERM → readiness 503 and Connection: close for this long, then the listener closes. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(3000),
 });

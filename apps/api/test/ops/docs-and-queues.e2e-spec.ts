@@ -13,6 +13,7 @@ const t = useTestDatabase();
 jest.setTimeout(120_000);
 
 const ADMIN_TOKEN = 'admin-token-for-the-ops-suite-0123456789';
+const METRICS_TOKEN = 'metrics-token-for-the-ops-suite-012345';
 const SCREENSHOTS = path.resolve(__dirname, '..', '..', '..', '..', '.artifacts', 'screenshots');
 
 /**
@@ -50,7 +51,7 @@ describe('/docs and /admin/queues', () => {
     profile = mkdtempSync(path.join(tmpdir(), 'ops-chromium-'));
     mkdirSync(path.join(profile, 'docs'));
     mkdirSync(path.join(profile, 'admin'));
-    api = await spawnApi(t, { ADMIN_TOKEN });
+    api = await spawnApi(t, { ADMIN_TOKEN, METRICS_TOKEN });
     // A queue with a waiting job, so the board has something to show.
     const connection = new Redis(t.info.redisUrl, { maxRetriesPerRequest: null });
     const queue = new Queue(queueName, { connection, prefix: t.info.bullPrefix });
@@ -123,6 +124,23 @@ describe('/docs and /admin/queues', () => {
       (await fetch(`${api.url}/admin/queues`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))
         .status,
     ).toBe(200);
+  });
+
+  it('with METRICS_TOKEN set, /metrics answers its holder only (Bearer, or Basic for a browser)', async () => {
+    const denied = await fetch(`${api.url}/metrics`);
+    expect(denied.status).toBe(401);
+    expect(denied.headers.get('content-type')).toContain('application/problem+json');
+    expect(await denied.json()).toMatchObject({ code: 'UNAUTHENTICATED' });
+    expect(
+      (await fetch(`${api.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status,
+    ).toBe(401);
+    const scraped = await fetch(`${api.url}/metrics`, {
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+    });
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toContain('listing_http_requests_total');
+    const basic = `Basic ${Buffer.from(`prometheus:${METRICS_TOKEN}`).toString('base64')}`;
+    expect((await fetch(`${api.url}/metrics`, { headers: { authorization: basic } })).status).toBe(200);
   });
 
   it('shows the docs and the queue dashboard in a real browser', async () => {

@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter as BullBoardFastifyAdapter } from '@bull-board/fastify';
@@ -6,6 +5,7 @@ import { Queue } from 'bullmq';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { adminAuthorized, sendUnauthenticated } from './admin-auth';
 
 export const BULL_BOARD_PATH = '/admin/queues';
 
@@ -15,26 +15,6 @@ export interface BullBoardOptions {
   /** The admin secret; without one the board is not mounted at all. */
   adminToken: string | undefined;
   logger: Logger;
-}
-
-const digest = (value: string) => createHash('sha256').update(value).digest();
-
-/**
- * Bearer `<ADMIN_TOKEN>` (scripts) or Basic with the token as password (browsers prompt for it).
- * Digests are compared in constant time, so neither length nor prefix leaks through timing.
- */
-export function adminAuthorized(header: string | undefined, token: string): boolean {
-  if (!header) return false;
-  let presented: string | null = null;
-  const bearer = /^Bearer\s+(.+)$/i.exec(header);
-  const basic = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(header);
-  if (bearer) presented = bearer[1]!.trim();
-  else if (basic) {
-    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    presented = colon >= 0 ? decoded.slice(colon + 1) : null;
-  }
-  return presented !== null && timingSafeEqual(digest(presented), digest(token));
 }
 
 /**
@@ -83,19 +63,7 @@ export async function mountBullBoard(
   await fastify.register(async (scope) => {
     scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       if (!adminAuthorized(request.headers.authorization, token)) {
-        return reply
-          .code(401)
-          .header('www-authenticate', 'Basic realm="listing admin", charset="UTF-8"')
-          .header('content-type', 'application/problem+json; charset=utf-8')
-          .send(
-            JSON.stringify({
-              type: 'https://docs.listing.example/problems/unauthenticated',
-              title: 'Unauthenticated',
-              status: 401,
-              code: 'UNAUTHENTICATED',
-              detail: 'admin credentials required',
-            }),
-          );
+        return sendUnauthenticated(reply, 'listing admin', 'admin credentials required');
       }
       await refresh();
     });

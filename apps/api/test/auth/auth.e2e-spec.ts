@@ -73,6 +73,33 @@ describe('authentication', () => {
     );
   });
 
+  it('logout ends the session: its access token and its refresh token stop working, other sessions do not', async () => {
+    const user = await registerUser(api.url);
+    const anon = new ApiClient(api.url);
+    const other = await anon.post<{ accessToken: string }>('/v1/auth/login', {
+      email: user.email,
+      password: user.password,
+    });
+    expect((await anon.post('/v1/auth/logout')).status).toBe(401);
+    const out = await user.client.post('/v1/auth/logout');
+    expect(out.status).toBe(204);
+    expect((await user.client.get('/v1/workspaces')).status).toBe(401);
+    expect((await anon.post('/v1/auth/refresh', { refreshToken: user.refreshToken })).status).toBe(401);
+    expect((await user.client.post('/v1/auth/logout')).status).toBe(401);
+    expect((await new ApiClient(api.url, other.body.accessToken).get('/v1/workspaces')).status).toBe(200);
+  });
+
+  it('an access token dies with its session, even before the token itself expires', async () => {
+    const user = await registerUser(api.url);
+    expect((await user.client.get('/v1/workspaces')).status).toBe(200);
+    await t.owner.query(
+      `update auth_sessions set expires_at = now() - interval '1 second'
+        where user_id = $1`,
+      [user.userId],
+    );
+    expect((await user.client.get('/v1/workspaces')).status).toBe(401);
+  });
+
   it('auth endpoints never use the idempotency mechanism', async () => {
     const key = randomUUID();
     const email = `${randomUUID()}@example.test`;

@@ -1,6 +1,8 @@
 import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import type { z } from 'zod';
+import { Auth, type AuthContext } from '../../common/request-context';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
+import { AuthGuard } from './auth.guard';
 import { loginSchema, refreshSchema, registerSchema } from './auth.dto';
 import { AuthService } from './auth.service';
 import { RateLimit, RateLimitGuard } from './rate-limit.guard';
@@ -28,5 +30,13 @@ export class AuthController {
   @HttpCode(200)
   refresh(@Body(new ZodValidationPipe(refreshSchema)) body: z.infer<typeof refreshSchema>) {
     return this.auth.refresh(body.refreshToken);
+  }
+
+  /** Revokes the session of the bearer token; a stolen copy of its tokens dies with it. */
+  @Post('logout')
+  @HttpCode(204)
+  @UseGuards(AuthGuard)
+  async logout(@Auth() auth: AuthContext): Promise<void> {
+    await this.auth.logout(auth.sessionId);
   }
 }

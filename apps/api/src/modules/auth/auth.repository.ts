@@ -26,7 +26,8 @@ export class AuthRepository {
       select t.user_id, t.session_id, app_member_role(t.user_id, ${workspaceId}::uuid) as role
         from auth_access_tokens t
         join auth_sessions s on s.id = t.session_id
-       where t.token_hash = ${tokenHash} and t.expires_at > now() and s.revoked_at is null`);
+       where t.token_hash = ${tokenHash} and t.expires_at > now()
+         and s.revoked_at is null and s.expires_at > now()`);
     const row = rows[0];
     return row && { userId: row.user_id, sessionId: row.session_id, role: row.role };
   }

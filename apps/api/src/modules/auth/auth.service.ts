@@ -75,6 +75,11 @@ export class AuthService {
     return outcome.tokens;
   }
 
+  /** Ends the caller's session: its access tokens stop working at once, its refresh token too. */
+  async logout(sessionId: string): Promise<void> {
+    await this.db.transaction(() => this.repository.revokeSession(sessionId));
+  }
+
   private async issueSession(userId: string): Promise<TokenPair> {
     const sessionId = randomUUID();
     await this.repository.insertSession(sessionId, userId, this.config.REFRESH_TOKEN_TTL_SECONDS);

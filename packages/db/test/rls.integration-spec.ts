@@ -201,6 +201,7 @@ describe('outbox_agent privileges', () => {
       sql`select * from auth_sessions limit 1`,
       sql`insert into auth_access_tokens select sha256('abc'::bytea), s.id, s.user_id, now() from auth_sessions s limit 1`,
       sql`select * from auth_refresh_tokens limit 1`,
+      sql`select * from workspace_invitations limit 1`,
       sql`select app_member_role(${a.userId}, ${a.workspaceId})`,
       sql`select * from app_user_workspaces(${a.userId})`,
     ]) {
@@ -224,7 +225,7 @@ describe('outbox_agent privileges', () => {
         from pg_class c, unnest(array['select', 'insert', 'update', 'delete']) p
        where c.relnamespace = 'public'::regnamespace and c.relkind = 'r'
          and c.relname not in ('users', 'auth_sessions', 'auth_access_tokens', 'auth_refresh_tokens',
-                               'workspace_members', 'schema_migrations')`);
+                               'workspace_members', 'workspace_invitations', 'schema_migrations')`);
     expect(rows.length).toBeGreaterThan(40);
     const missing = rows.filter((r) => r.app && !r.agent).map((r) => `${r.p} on ${r.relname}`);
     expect(missing).toEqual([]);

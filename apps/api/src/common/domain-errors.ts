@@ -68,6 +68,14 @@ export class MemberExistsError extends DomainError {
   }
 }
 
+/** No open invitation with this id addressed to the caller (unknown, expired, or answered). */
+export class InvitationNotFoundError extends DomainError {
+  readonly code = 'INVITATION_NOT_FOUND';
+  constructor() {
+    super('invitation not found, expired or already answered');
+  }
+}
+
 export class ResourceNotFoundError extends DomainError {
   readonly code = 'RESOURCE_NOT_FOUND';
   constructor(what: string) {

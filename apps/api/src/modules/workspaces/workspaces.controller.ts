@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
 import {
   Auth,
@@ -6,6 +6,7 @@ import {
   type AuthContext,
   type WorkspaceAuthContext,
 } from '../../common/request-context';
+import { ParseIdPipe } from '../../common/http-params';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { ApiDoc } from '../../ops/openapi/api-doc.decorator';
 import { AuthGuard } from '../auth/auth.guard';
@@ -40,11 +41,41 @@ export class WorkspacesController {
 
   @Post(':workspaceId/members')
   @HttpCode(201)
-  @ApiDoc({ summary: 'Add a registered user to the workspace', problems: ['FORBIDDEN', 'MEMBER_EXISTS'] })
-  addMember(
+  @ApiDoc({
+    summary: 'Invite an email to the workspace (the same answer whether or not it is registered)',
+    problems: ['FORBIDDEN', 'MEMBER_EXISTS'],
+  })
+  invite(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Body(new ZodValidationPipe(addMemberSchema)) body: z.infer<typeof addMemberSchema>,
   ) {
-    return this.workspaces.addMember(auth, body.email, body.role);
+    return this.workspaces.invite(auth, body.email, body.role);
+  }
+}
+
+/** Invitations addressed to the caller's account. */
+@Controller('v1/invitations')
+@UseGuards(AuthGuard, RateLimitGuard)
+@RateLimit('user')
+export class InvitationsController {
+  constructor(private readonly workspaces: WorkspacesService) {}
+
+  @Get()
+  async list(@Auth() auth: AuthContext) {
+    return { items: await this.workspaces.receivedInvitations(auth.userId) };
+  }
+
+  @Post(':invitationId/accept')
+  @HttpCode(200)
+  @ApiDoc({ summary: 'Accept an invitation: become a member', problems: ['INVITATION_NOT_FOUND'] })
+  accept(@Auth() auth: AuthContext, @Param('invitationId', new ParseIdPipe('invitation')) id: string) {
+    return this.workspaces.accept(auth, id);
+  }
+
+  @Post(':invitationId/decline')
+  @HttpCode(204)
+  @ApiDoc({ summary: 'Decline an invitation', problems: ['INVITATION_NOT_FOUND'] })
+  async decline(@Auth() auth: AuthContext, @Param('invitationId', new ParseIdPipe('invitation')) id: string) {
+    await this.workspaces.decline(auth, id);
   }
 }

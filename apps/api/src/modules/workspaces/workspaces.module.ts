@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
 import { AuthRepository } from '../auth/auth.repository';
-import { WorkspacesController } from './workspaces.controller';
+import { InvitationsRepository } from './invitations.repository';
+import { InvitationsController, WorkspacesController } from './workspaces.controller';
 import { WorkspacesRepository } from './workspaces.repository';
 import { WorkspacesService } from './workspaces.service';
 
 @Module({
-  controllers: [WorkspacesController],
-  providers: [WorkspacesService, WorkspacesRepository, AuthRepository],
+  controllers: [WorkspacesController, InvitationsController],
+  providers: [WorkspacesService, WorkspacesRepository, InvitationsRepository, AuthRepository],
   exports: [WorkspacesService],
 })
 export class WorkspacesModule {}

@@ -2,15 +2,24 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
 import { AuthRepository } from '../auth/auth.repository';
-import { ForbiddenError, MemberExistsError, ResourceNotFoundError } from '../../common/domain-errors';
-import type { WorkspaceAuthContext } from '../../common/request-context';
+import { ForbiddenError, InvitationNotFoundError, MemberExistsError } from '../../common/domain-errors';
+import type { AuthContext, WorkspaceAuthContext } from '../../common/request-context';
+import {
+  InvitationsRepository,
+  type Invitation,
+  type InvitedRole,
+  type ReceivedInvitation,
+} from './invitations.repository';
 import { WorkspacesRepository, type WorkspaceMembership } from './workspaces.repository';
+
+const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
 
 @Injectable()
 export class WorkspacesService {
   constructor(
     private readonly db: Database,
     private readonly workspaces: WorkspacesRepository,
+    private readonly invitations: InvitationsRepository,
     private readonly users: AuthRepository,
   ) {}
 
@@ -28,15 +37,60 @@ export class WorkspacesService {
     return this.workspaces.listForUser(userId);
   }
 
-  async addMember(auth: WorkspaceAuthContext, email: string, role: 'admin' | 'member') {
-    if (auth.role === 'member') throw new ForbiddenError('only owners and admins add members');
-    const user = await this.users.findUserByEmail(email);
-    if (!user) throw new ResourceNotFoundError('user');
-    await this.db.withWorkspace(auth.workspaceId, async () => {
-      if (await this.workspaces.insertMember(auth.workspaceId, user.id, role)) return;
-      // Answering 201 with the requested role would report a change that was never made.
-      throw new MemberExistsError((await this.workspaces.findRole(auth.workspaceId, user.id)) ?? role);
+  /**
+   * Invites `email` (owners and admins only). The answer is the same whether or not anyone has
+   * registered the email, so this reveals nothing about other people's accounts; only a current
+   * member of this workspace is reported (MEMBER_EXISTS), which the inviter may know anyway.
+   */
+  async invite(
+    auth: WorkspaceAuthContext,
+    email: string,
+    role: InvitedRole,
+  ): Promise<{ invitation: Invitation }> {
+    if (auth.role === 'member') throw new ForbiddenError('only owners and admins invite members');
+    const normalized = email.trim().toLowerCase();
+    return this.db.withWorkspace(auth.workspaceId, async () => {
+      const user = await this.users.findUserByEmail(normalized);
+      const current = user && (await this.workspaces.findRole(auth.workspaceId, user.id));
+      if (current) throw new MemberExistsError(current);
+      const invitation = await this.invitations.upsertOpen({
+        id: randomUUID(),
+        workspaceId: auth.workspaceId,
+        email: normalized,
+        role,
+        invitedBy: auth.userId,
+        ttlSeconds: INVITATION_TTL_SECONDS,
+      });
+      return { invitation };
     });
-    return { workspaceId: auth.workspaceId, userId: user.id, role };
+  }
+
+  /** The caller's open invitations, across workspaces. */
+  receivedInvitations(userId: string): Promise<ReceivedInvitation[]> {
+    return this.invitations.listForUser(userId);
+  }
+
+  /** Accepts an invitation addressed to the caller: they become a member with its role. */
+  async accept(auth: AuthContext, invitationId: string): Promise<{ workspace: WorkspaceMembership }> {
+    const invitation = await this.invitations.findForUser(auth.userId, invitationId);
+    if (!invitation) throw new InvitationNotFoundError();
+    const { id, name } = invitation.workspace;
+    return this.db.withWorkspace(id, async () => {
+      const role = await this.invitations.answer(invitationId, 'accepted');
+      if (!role) throw new InvitationNotFoundError();
+      // Already a member (added since the invitation): the membership stays as it is.
+      const joined = await this.workspaces.insertMember(id, auth.userId, role);
+      return {
+        workspace: { id, name, role: joined ? role : (await this.workspaces.findRole(id, auth.userId))! },
+      };
+    });
+  }
+
+  async decline(auth: AuthContext, invitationId: string): Promise<void> {
+    const invitation = await this.invitations.findForUser(auth.userId, invitationId);
+    if (!invitation) throw new InvitationNotFoundError();
+    await this.db.withWorkspace(invitation.workspace.id, async () => {
+      if (!(await this.invitations.answer(invitationId, 'declined'))) throw new InvitationNotFoundError();
+    });
   }
 }

@@ -1,0 +1,104 @@
+import { Injectable } from '@nestjs/common';
+import { Database, sql } from '@listing/db';
+
+export type InvitedRole = 'admin' | 'member';
+
+export interface Invitation {
+  id: string;
+  email: string;
+  role: InvitedRole;
+  createdAt: string;
+  expiresAt: string;
+}
+
+export interface ReceivedInvitation {
+  id: string;
+  workspace: { id: string; name: string };
+  role: InvitedRole;
+  createdAt: string;
+  expiresAt: string;
+}
+
+/** SQL of workspace_invitations (sql/018). */
+@Injectable()
+export class InvitationsRepository {
+  constructor(private readonly db: Database) {}
+
+  /**
+   * Inside withWorkspace: the workspace's open invitation for `email`, created, or else given the
+   * new role and a fresh expiry (the inviter's latest word). The id of an open one is kept.
+   */
+  async upsertOpen(input: {
+    id: string;
+    workspaceId: string;
+    email: string;
+    role: InvitedRole;
+    invitedBy: string;
+    ttlSeconds: number;
+  }): Promise<Invitation> {
+    const { rows } = await this.db.executor.execute<InvitationRow>(sql`
+      insert into workspace_invitations (id, workspace_id, email, role, invited_by, expires_at)
+      values (${input.id}, ${input.workspaceId}, ${input.email}, ${input.role}, ${input.invitedBy},
+              now() + make_interval(secs => ${input.ttlSeconds}))
+      on conflict (workspace_id, email) where accepted_at is null and declined_at is null
+      do update set role = excluded.role, invited_by = excluded.invited_by, expires_at = excluded.expires_at
+      returning id, email, role, created_at, expires_at`);
+    const row = rows[0]!;
+    return {
+      id: row.id,
+      email: row.email,
+      role: row.role,
+      createdAt: new Date(row.created_at).toISOString(),
+      expiresAt: new Date(row.expires_at).toISOString(),
+    };
+  }
+
+  /** Open, unexpired invitations addressed to the user's email, across workspaces (sql/018). */
+  async listForUser(userId: string): Promise<ReceivedInvitation[]> {
+    const { rows } = await this.db.executor.execute<ReceivedRow>(
+      sql`select * from app_user_invitations(${userId})`,
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      workspace: { id: r.workspace_id, name: r.workspace_name },
+      role: r.role,
+      createdAt: new Date(r.created_at).toISOString(),
+      expiresAt: new Date(r.expires_at).toISOString(),
+    }));
+  }
+
+  /** The user's open invitation with this id, or undefined. */
+  async findForUser(userId: string, id: string): Promise<ReceivedInvitation | undefined> {
+    return (await this.listForUser(userId)).find((i) => i.id === id);
+  }
+
+  /**
+   * Inside withWorkspace: answers an open, unexpired invitation once. Returns its role, or
+   * undefined when it was answered (by a concurrent request), expired or withdrawn meanwhile.
+   */
+  async answer(id: string, answer: 'accepted' | 'declined'): Promise<InvitedRole | undefined> {
+    const column = answer === 'accepted' ? sql`accepted_at` : sql`declined_at`;
+    const { rows } = await this.db.executor.execute<{ role: InvitedRole }>(sql`
+      update workspace_invitations set ${column} = now()
+       where id = ${id} and accepted_at is null and declined_at is null and expires_at > now()
+      returning role`);
+    return rows[0]?.role;
+  }
+}
+
+type InvitationRow = {
+  id: string;
+  email: string;
+  role: InvitedRole;
+  created_at: string | Date;
+  expires_at: string | Date;
+};
+
+type ReceivedRow = {
+  id: string;
+  workspace_id: string;
+  workspace_name: string;
+  role: InvitedRole;
+  created_at: string | Date;
+  expires_at: string | Date;
+};

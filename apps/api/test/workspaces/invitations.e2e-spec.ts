@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { useTestDatabase } from '@listing/testing';
+import { registerUser, type RegisteredUser } from '../support/api-client';
+import { startApi, type InProcessApi } from '../support/in-process-api';
+
+const t = useTestDatabase();
+
+interface InvitationBody {
+  invitation: { id: string; email: string; role: string; createdAt: string; expiresAt: string };
+}
+interface Received {
+  items: Array<{ id: string; workspace: { id: string; name: string }; role: string }>;
+}
+
+/** Members join by invitation: nothing about other accounts leaks, nobody is added unasked. */
+describe('workspace invitations over HTTP', () => {
+  let api: InProcessApi;
+  let owner: RegisteredUser;
+  const members = () => `/v1/workspaces/${owner.workspaceId}/members`;
+  const memberships = async (user: RegisteredUser) =>
+    (await user.client.get<{ items: Array<{ id: string; role: string }> }>('/v1/workspaces')).body.items;
+
+  beforeAll(async () => {
+    api = await startApi(t.info);
+    owner = await registerUser(api.url);
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  it('inviting a registered and an unregistered email answers alike, and adds nobody', async () => {
+    const bob = await registerUser(api.url);
+    const nobody = `nobody-${randomUUID()}@example.test`;
+    const forBob = await owner.client.post<InvitationBody>(members(), { email: bob.email.toUpperCase() });
+    const forNobody = await owner.client.post<InvitationBody>(members(), { email: nobody });
+    expect(forBob.status).toBe(201);
+    expect(forNobody.status).toBe(201);
+    const shape = (b: InvitationBody) => Object.keys(b.invitation).sort();
+    expect(shape(forBob.body)).toEqual(shape(forNobody.body));
+    expect(forBob.body.invitation).toMatchObject({ email: bob.email.toLowerCase(), role: 'member' });
+    expect(forBob.text).not.toContain(bob.userId);
+    expect(await memberships(bob)).toHaveLength(1); // their own workspace only
+    expect((await bob.client.get(`/v1/workspaces/${owner.workspaceId}/product-drafts`)).status).toBe(404);
+  });
+
+  it('the invitee sees it, accepts it once, and is then a member with its role', async () => {
+    const carol = await registerUser(api.url);
+    const first = await owner.client.post<InvitationBody>(members(), { email: carol.email });
+    // inviting again keeps the invitation and takes the latest role
+    const again = await owner.client.post<InvitationBody>(members(), { email: carol.email, role: 'admin' });
+    expect(again.body.invitation).toMatchObject({ id: first.body.invitation.id, role: 'admin' });
+    const received = await carol.client.get<Received>('/v1/invitations');
+    expect(received.body.items).toEqual([
+      expect.objectContaining({
+        id: first.body.invitation.id,
+        role: 'admin',
+        workspace: { id: owner.workspaceId, name: expect.any(String) },
+      }),
+    ]);
+    // nobody else can answer it
+    const mallory = await registerUser(api.url);
+    expect((await mallory.client.get<Received>('/v1/invitations')).body.items).toEqual([]);
+    const stolen = await mallory.client.post(`/v1/invitations/${first.body.invitation.id}/accept`);
+    expect(stolen.status).toBe(404);
+    expect(stolen.body).toMatchObject({ code: 'INVITATION_NOT_FOUND' });
+
+    const accepted = await carol.client.post(`/v1/invitations/${first.body.invitation.id}/accept`);
+    expect(accepted.status).toBe(200);
+    expect(accepted.body).toMatchObject({ workspace: { id: owner.workspaceId, role: 'admin' } });
+    expect(await memberships(carol)).toContainEqual(
+      expect.objectContaining({ id: owner.workspaceId, role: 'admin' }),
+    );
+    expect((await carol.client.get(`/v1/workspaces/${owner.workspaceId}/product-drafts`)).status).toBe(200);
+    const twice = await carol.client.post(`/v1/invitations/${first.body.invitation.id}/accept`);
+    expect(twice.status).toBe(404);
+    expect((await carol.client.get<Received>('/v1/invitations')).body.items).toEqual([]);
+    // a member is not invited again
+    const member = await owner.client.post(members(), { email: carol.email });
+    expect(member.status).toBe(409);
+    expect(member.body).toMatchObject({ code: 'MEMBER_EXISTS', role: 'admin' });
+  });
+
+  it('two concurrent accepts make one membership; a declined invitation cannot be accepted', async () => {
+    const dave = await registerUser(api.url);
+    const inv = await owner.client.post<InvitationBody>(members(), { email: dave.email });
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => dave.client.post(`/v1/invitations/${inv.body.invitation.id}/accept`)),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 404, 404, 404, 404]);
+    const { rows } = await t.owner.query(
+      `select count(*)::int as n from workspace_members where workspace_id = $1 and user_id = $2`,
+      [owner.workspaceId, dave.userId],
+    );
+    expect(rows[0].n).toBe(1);
+
+    const erin = await registerUser(api.url);
+    const declined = await owner.client.post<InvitationBody>(members(), { email: erin.email });
+    expect((await erin.client.post(`/v1/invitations/${declined.body.invitation.id}/decline`)).status).toBe(
+      204,
+    );
+    expect((await erin.client.post(`/v1/invitations/${declined.body.invitation.id}/accept`)).status).toBe(
+      404,
+    );
+    expect(await memberships(erin)).toHaveLength(1);
+  });
+
+  it('an expired invitation is gone for the invitee; inviting again renews it', async () => {
+    const frank = await registerUser(api.url);
+    const inv = await owner.client.post<InvitationBody>(members(), { email: frank.email });
+    await t.owner.query(
+      `update workspace_invitations set expires_at = now() - interval '1 second' where id = $1`,
+      [inv.body.invitation.id],
+    );
+    expect((await frank.client.get<Received>('/v1/invitations')).body.items).toEqual([]);
+    expect((await frank.client.post(`/v1/invitations/${inv.body.invitation.id}/accept`)).status).toBe(404);
+    const renewed = await owner.client.post<InvitationBody>(members(), { email: frank.email });
+    expect(renewed.body.invitation.id).toBe(inv.body.invitation.id);
+    expect(new Date(renewed.body.invitation.expiresAt).getTime()).toBeGreaterThan(
+      Date.now() + 6 * 86_400_000,
+    );
+    expect((await frank.client.post(`/v1/invitations/${inv.body.invitation.id}/accept`)).status).toBe(200);
+  });
+
+  it('a plain member cannot invite', async () => {
+    const gina = await registerUser(api.url);
+    const inv = await owner.client.post<InvitationBody>(members(), { email: gina.email, role: 'member' });
+    await gina.client.post(`/v1/invitations/${inv.body.invitation.id}/accept`);
+    const res = await gina.client.post(members(), { email: `x-${randomUUID()}@example.test` });
+    expect(res.status).toBe(403);
+    expect(res.body).toMatchObject({ code: 'FORBIDDEN' });
+  });
+});

@@ -112,6 +112,16 @@ export class MediaRepository {
   }
 
   /** awaiting_content | uploaded → uploaded (content may be replaced until complete). */
+  /** Of `ids`, those naming no media of the bound workspace, or a failed one (never an image). */
+  async unusable(ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.db.executor.execute<{ id: string }>(sql`
+      select u.id::text as id from unnest(${sql.param(ids)}::uuid[]) as u(id)
+       where not exists (select 1 from media m
+                          where m.workspace_id = app_current_workspace() and m.id = u.id and m.status <> 'failed')`);
+    return rows.map((r) => r.id);
+  }
+
   async markUploaded(id: string): Promise<boolean> {
     const r = await this.db.requireTransaction('media upload').execute(sql`
       update media set status = 'uploaded', uploaded_at = now(), updated_at = now()

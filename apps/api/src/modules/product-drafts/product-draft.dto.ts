@@ -12,7 +12,11 @@ export const draftDataSchema = z.strictObject({
     })
     .optional(),
   categoryId: z.string().max(64).optional(),
-  imageIds: z.array(z.uuid()).max(20).optional(),
+  imageIds: z
+    .array(z.uuid().transform((id) => id.toLowerCase()))
+    .max(20)
+    .refine((ids) => new Set(ids).size === ids.length, 'an image is named once')
+    .optional(),
   // Bounded in count too: every revision stores the whole payload again.
   attributes: z
     .record(z.string().max(64), z.string().max(500))

@@ -12,6 +12,7 @@ import {
 } from '../../common/domain-errors';
 import { keysetPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
+import { MediaRepository } from '../media/media.repository';
 import { featureExecutionPolicy, recordSnapshotPolicy } from '../records/record-result-policies';
 import { RecordKernelService } from '../records/record-kernel.service';
 import type { FeatureExecutionResult, RecordView } from '../records/record-view';
@@ -31,6 +32,7 @@ export class ProductDraftsService {
     private readonly db: Database,
     private readonly kernel: RecordKernelService,
     private readonly idempotency: IdempotencyService,
+    private readonly media: MediaRepository,
   ) {}
 
   create(
@@ -43,7 +45,10 @@ export class ProductDraftsService {
       ...idem, // key, operation, fingerprint
       policy: recordSnapshotPolicy(this.kernel.records, PRODUCT_DRAFT_MODULE),
       status: 201,
-      prepare: async () => data,
+      prepare: async () => {
+        await this.assertImages(data.imageIds);
+        return data;
+      },
       work: (payload) => this.kernel.create(auth, PRODUCT_DRAFT_MODULE, payload),
     });
   }
@@ -60,7 +65,10 @@ export class ProductDraftsService {
       ...idem, // key, operation, fingerprint
       policy: recordSnapshotPolicy(this.kernel.records, PRODUCT_DRAFT_MODULE),
       status: 200,
-      prepare: async () => patch,
+      prepare: async () => {
+        await this.assertImages(patch.imageIds);
+        return patch;
+      },
       work: (change) =>
         this.kernel.update(auth, PRODUCT_DRAFT_MODULE, id, expectedRevision, (current) =>
           mergeDraft(current, change),
@@ -91,6 +99,19 @@ export class ProductDraftsService {
       work: (feature) =>
         this.kernel.executeFeature(auth, PRODUCT_DRAFT_MODULE, id, feature, expectedRevision),
     });
+  }
+
+  /** A draft names media of its own workspace only, and none that failed (422 otherwise). */
+  private async assertImages(imageIds: readonly string[] | undefined): Promise<void> {
+    const unusable = new Set(await this.media.unusable(imageIds ?? []));
+    if (unusable.size === 0) return;
+    throw new ValidationFailedError(
+      imageIds!.flatMap((id, i) =>
+        unusable.has(id)
+          ? [{ path: `imageIds.${i}`, message: 'no usable media with this id in the workspace' }]
+          : [],
+      ),
+    );
   }
 
   get(auth: WorkspaceAuthContext, id: string): Promise<RecordView> {

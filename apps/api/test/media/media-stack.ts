@@ -135,11 +135,10 @@ export class MediaStack {
 
   /**
    * Forces a redelivery of a processed event: waits for the first delivery, removes the completed
-   * BullMQ job (so BullMQ cannot deduplicate), optionally deletes the inbox row too (so only the
-   * domain's own re-entrancy can stop a second effect), and puts the outbox event back to
-   * pending; the real dispatcher enqueues it again. Resolves with the second job's return value.
+   * BullMQ job (so BullMQ cannot deduplicate) and puts the outbox event back to pending; the real
+   * dispatcher enqueues it again. Resolves with the second job's return value.
    */
-  async redeliver(eventId: string, queueName: string, options: { dropInbox?: boolean } = {}) {
+  async redeliver(eventId: string, queueName: string) {
     const queue = this.queue(queueName);
     await waitUntil('the first delivery to complete', async () => (await queue.getJob(eventId))?.finishedOn);
     await waitUntil(
@@ -149,10 +148,6 @@ export class MediaStack {
           ?.status === 'dispatched',
     );
     expect(await queue.remove(eventId)).toBe(1);
-    if (options.dropInbox) {
-      const r = await this.t.owner.query(`delete from outbox_inbox where event_id = $1`, [eventId]);
-      expect(r.rowCount).toBe(1);
-    }
     await this.t.owner.query(
       `update outbox_events set status = 'pending', next_attempt_at = now(), dispatched_at = null,
               locked_by = null, locked_until = null where id = $1`,

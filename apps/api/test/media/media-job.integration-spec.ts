@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { JobContext } from '@listing/outbox';
+import { seedWorkspace, useTestDatabase } from '@listing/testing';
+import sharp from 'sharp';
+import { loadMediaConfig } from '../../src/config/media-config';
+import { MediaJobHandlers, originalKey } from '../../src/modules/media/media.jobs';
+import { LocalDirectoryObjectStorage } from '../../src/modules/object-storage/local-directory-object-storage';
+
+const t = useTestDatabase();
+
+/**
+ * The media job reads and writes storage (a network call on S3) and decodes images outside any
+ * transaction: while it does, its media row is free and no connection is held for it.
+ */
+describe('media job: no transaction across storage I/O', () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'media-job-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('the media row is unlocked and no transaction is open while storage is read and written', async () => {
+    const { workspaceId, userId } = await seedWorkspace(t.owner, 'media-job');
+    const mediaId = randomUUID();
+    const operationId = randomUUID();
+    const key = originalKey(workspaceId, mediaId);
+    const png = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#c33' } })
+      .png()
+      .toBuffer();
+    await t.owner.query(
+      `insert into operations (workspace_id, id, kind, resource_type, resource_id, created_by)
+       values ($1, $2, 'media.process', 'media', $3, $4)`,
+      [workspaceId, operationId, mediaId, userId],
+    );
+    await t.owner.query(
+      `insert into media (workspace_id, id, status, filename, content_type, declared_size, original_key,
+                          operation_id, created_by, uploaded_at, completed_at)
+       values ($1, $2, 'processing', 'a.png', 'image/png', $3, $4, $5, $6, now(), now())`,
+      [workspaceId, mediaId, png.length, key, operationId, userId],
+    );
+
+    const seen: Array<{ call: string; inTransaction: boolean }> = [];
+    // Another session takes the row lock with a 100 ms bound: a 55P03 here fails the job.
+    const probe = async (call: string) => {
+      seen.push({ call, inTransaction: t.agentDb.isInTransaction() });
+      const c = await t.owner.connect();
+      try {
+        await c.query('begin');
+        await c.query(`set local lock_timeout = '100ms'`);
+        await c.query('select 1 from media where id = $1 for update', [mediaId]);
+      } finally {
+        await c.query('rollback');
+        c.release();
+      }
+    };
+    const storage = new (class extends LocalDirectoryObjectStorage {
+      override async get(k: string) {
+        await probe('get');
+        return super.get(k);
+      }
+      override async putIfAbsent(k: string, body: Buffer, options: { contentType: string }) {
+        await probe('putIfAbsent');
+        return super.putIfAbsent(k, body, options);
+      }
+    })(root);
+    await storage.put(key, png, { contentType: 'image/png' });
+
+    const handlers = new MediaJobHandlers(t.agentDb, storage, loadMediaConfig({}));
+    const context = { eventId: randomUUID(), workspaceId, attempt: 1, job: { opts: { attempts: 5 } } };
+    const outcome = await handlers.process({ mediaId, operationId }, context as unknown as JobContext);
+
+    expect(outcome).toEqual({ outcome: 'ready', thumbnailWritten: true });
+    expect(seen).toEqual([
+      { call: 'get', inTransaction: false },
+      { call: 'putIfAbsent', inTransaction: false },
+    ]);
+    const { rows } = await t.owner.query(
+      `select m.status, o.status as op from media m join operations o on o.id = m.operation_id where m.id = $1`,
+      [mediaId],
+    );
+    expect(rows[0]).toEqual({ status: 'ready', op: 'succeeded' });
+  });
+});

@@ -8,6 +8,7 @@ import {
   InvalidWorkspaceIdError,
   NotInTransactionError,
   TransactionAbortedError,
+  TransactionClosedError,
   WorkspaceContextConflictError,
 } from './errors';
 
@@ -26,6 +27,8 @@ interface TransactionFrame {
   readonly boundAtCommit: string | null;
   /** The pooled connection the transaction runs on. */
   readonly client: PoolClient;
+  /** Shared by nested frames; set once the transaction ended and its connection went back. */
+  readonly state: { ended: boolean };
 }
 
 export interface TransactionOptions {
@@ -80,30 +83,40 @@ export class Database {
     this.root = drizzle({ client: this.pool });
   }
 
+  /**
+   * The ambient frame. A frame whose transaction has ended is refused: its connection may already
+   * serve someone else's transaction (another workspace's, even).
+   */
+  private frame(): TransactionFrame | undefined {
+    const frame = this.storage.getStore();
+    if (frame?.state.ended) throw new TransactionClosedError();
+    return frame;
+  }
+
   /** The ambient transaction's executor, or the pool outside a transaction. */
   get executor(): DbExecutor {
-    return this.storage.getStore()?.tx ?? this.root;
+    return this.frame()?.tx ?? this.root;
   }
 
   /** The ambient transaction's executor; throws when there is none. For writes that must share it. */
   requireTransaction(what: string): DbExecutor {
-    const frame = this.storage.getStore();
+    const frame = this.frame();
     if (!frame) throw new NotInTransactionError(what);
     return frame.tx;
   }
 
   isInTransaction(): boolean {
-    return this.storage.getStore() !== undefined;
+    return this.frame() !== undefined;
   }
 
   /** Workspace bound to the ambient transaction, if any. */
   currentWorkspaceId(): string | null {
-    return this.storage.getStore()?.workspaceId ?? null;
+    return this.frame()?.workspaceId ?? null;
   }
 
   /** Runs fn in a transaction; joins the ambient one when there is one (no second connection). */
   async transaction<T>(fn: () => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-    if (this.storage.getStore()) return fn();
+    if (this.frame()) return fn();
     return this.runTransaction(null, options, fn);
   }
 
@@ -119,7 +132,7 @@ export class Database {
     options: TransactionOptions = {},
   ): Promise<T> {
     if (!UUID_RE.test(workspaceId)) throw new InvalidWorkspaceIdError();
-    const frame = this.storage.getStore();
+    const frame = this.frame();
     if (!frame) return this.runTransaction(workspaceId.toLowerCase(), options, fn);
     if (frame.workspaceId === workspaceId.toLowerCase()) return fn();
     if (frame.workspaceId !== null) {
@@ -151,7 +164,7 @@ export class Database {
    * waking the outbox dispatcher. Callbacks must not throw; errors are swallowed.
    */
   afterCommit(callback: () => void): void {
-    const frame = this.storage.getStore();
+    const frame = this.frame();
     if (frame) frame.afterCommit.push(callback);
     else safely(callback);
   }
@@ -166,7 +179,7 @@ export class Database {
     text: string,
     values: unknown[],
   ): Promise<R[]> {
-    const frame = this.storage.getStore();
+    const frame = this.frame();
     const result = await (frame ? frame.client : this.pool).query<R>({ name, text, values });
     return result.rows;
   }
@@ -185,7 +198,7 @@ export class Database {
     parts: ReadonlyArray<{ workspaceId: string; statement: string }>,
     options: Pick<TransactionOptions, 'synchronousCommit'> = {},
   ): Promise<R[][]> {
-    if (this.storage.getStore()) throw new AmbientTransactionError('queryInWorkspaces');
+    if (this.frame()) throw new AmbientTransactionError('queryInWorkspaces');
     if (!parts.length) return [];
     const text = parts.map(({ workspaceId, statement }, i) => {
       if (!UUID_RE.test(workspaceId)) throw new InvalidWorkspaceIdError();
@@ -206,7 +219,7 @@ export class Database {
    * protocol. If it fails, the transaction rolls back and the error is thrown.
    */
   executeAtCommit(statement: string): void {
-    const frame = this.storage.getStore();
+    const frame = this.frame();
     if (!frame) throw new NotInTransactionError('executeAtCommit');
     frame.atCommit.push(statement);
   }
@@ -218,7 +231,7 @@ export class Database {
    * ends before COMMIT): the caller then runs the statement now.
    */
   tryExecuteAtCommitInWorkspace(workspaceId: string, statement: string): boolean {
-    const frame = this.storage.getStore();
+    const frame = this.frame();
     if (!frame) throw new NotInTransactionError('executeAtCommit');
     if (frame.boundAtCommit === null || frame.boundAtCommit !== workspaceId.toLowerCase()) return false;
     frame.atCommit.push(statement);
@@ -249,6 +262,7 @@ export class Database {
       atCommit: [],
       boundAtCommit: workspaceId,
       client,
+      state: { ended: false },
     };
     let broken: Error | undefined;
     try {
@@ -267,6 +281,7 @@ export class Database {
       });
       throw error;
     } finally {
+      frame.state.ended = true;
       client.release(broken);
     }
   }

@@ -32,6 +32,17 @@ export class TransactionAbortedError extends DatabaseLayerError {
 }
 
 /** withWorkspace(B) was called inside a transaction already bound to workspace A. */
+/**
+ * Work that outlived its transaction (an un-awaited promise started inside it) tried to use it:
+ * its connection is back in the pool, perhaps inside another request's transaction.
+ */
+export class TransactionClosedError extends DatabaseLayerError {
+  readonly code = 'DB_TRANSACTION_CLOSED';
+  constructor() {
+    super('the transaction has ended; work started inside it must be awaited before it ends');
+  }
+}
+
 export class WorkspaceContextConflictError extends DatabaseLayerError {
   readonly code = 'DB_WORKSPACE_CONTEXT_CONFLICT';
   constructor(current: string, requested: string) {

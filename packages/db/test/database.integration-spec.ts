@@ -5,6 +5,7 @@ import {
   isDatabaseUnavailable,
   NotInTransactionError,
   TransactionAbortedError,
+  TransactionClosedError,
   WorkspaceContextConflictError,
 } from '@listing/db';
 import { CuttableProxy, freeTcpPort, seedWorkspace, useTestDatabase } from '@listing/testing';
@@ -113,6 +114,22 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
     );
     for (const r of results) expect(r.second).toBe(r.first);
     expect(new Set(results.map((r) => r.first)).size).toBe(20);
+  });
+
+  it('work that outlives its transaction cannot use it: its connection is back in the pool', async () => {
+    let leaked: Promise<unknown> | undefined;
+    let leakedNested: Promise<unknown> | undefined;
+    await t.db.withWorkspace(ws.workspaceId, async () => {
+      // not awaited: runs after the transaction ended, still inside its async context
+      const later = new Promise((r) => setTimeout(r, 30));
+      leaked = later.then(() => t.db.executor.execute(sql`select current_setting('app.workspace_id', true)`));
+      leakedNested = later.then(() => t.db.transaction(() => txid()));
+      await txid();
+    });
+    await expect(leaked).rejects.toBeInstanceOf(TransactionClosedError);
+    await expect(leakedNested).rejects.toBeInstanceOf(TransactionClosedError);
+    // the same context afterwards, awaited properly in a new transaction, works
+    expect(await t.db.transaction(() => txid())).toMatch(/^\d+$/);
   });
 
   it('requireTransaction() throws a typed error outside a transaction', async () => {

@@ -425,9 +425,10 @@ export class OutboxDispatcher {
   ): Promise<void> {
     // The bulk's error belongs to a single event only when the bulk was that event alone.
     const errorIsTheirs = events.length === 1;
+    const deadline = this.reAddDeadline();
     for (const [ws, list] of groupBy(events, (e) => e.workspaceId)) {
       try {
-        const r = await this.afterAddFailure(ws, queue, list, error, errorIsTheirs);
+        const r = await this.afterAddFailure(ws, queue, list, error, errorIsTheirs, deadline);
         this.options.onBatch?.({ round: this.stats.rounds, workspaceId: ws, claimed: list.length, ...r });
       } finally {
         for (const e of list) this.held.delete(e.id);
@@ -629,7 +630,7 @@ export class OutboxDispatcher {
     try {
       await this.options.producer.addBulk(queue, events);
     } catch (error) {
-      return this.afterAddFailure(workspaceId, queue, events, error, true);
+      return this.afterAddFailure(workspaceId, queue, events, error, true, this.reAddDeadline());
     }
     this.faults.traceAdds(this.id, events);
     this.faults.afterEnqueue();
@@ -642,7 +643,8 @@ export class OutboxDispatcher {
    * addBulk failed. Redis down or refusing writes (isRedisUnavailable, or no PONG) → release the
    * leases (no attempt counted) and pause. Otherwise isolate the culprits one add at a time and
    * count an attempt only against those. `errorIsTheirs`: the error came from adding exactly
-   * these events (a fast lane's bulk also carries other workspaces' events).
+   * these events (a fast lane's bulk also carries other workspaces' events). No add is tried
+   * after `deadline` (reAddDeadline): the rest are released.
    */
   private async afterAddFailure(
     workspaceId: string,
@@ -650,6 +652,7 @@ export class OutboxDispatcher {
     events: ClaimedEvent[],
     error: unknown,
     errorIsTheirs: boolean,
+    deadline: number,
   ): Promise<{ dispatched: number; failed: number; released: number }> {
     const result = { dispatched: 0, failed: 0, released: 0 };
     const release = async (list: ClaimedEvent[], { pause = true } = {}) => {
@@ -673,10 +676,6 @@ export class OutboxDispatcher {
     const failed: Array<{ event: ClaimedEvent; error: unknown }> = [];
     const untried: ClaimedEvent[] = [];
     const alone = events.length === 1 && errorIsTheirs;
-    // One add at a time can be slow (each up to the command timeout): stop well inside the lease,
-    // so no event is added after another dispatcher may have reclaimed it. The claim and the
-    // failed bulk before this took at most one command timeout, far less than half a lease.
-    const deadline = Date.now() + this.leaseMs / 2;
     for (const event of alone ? [] : events) {
       if (Date.now() > deadline) {
         untried.push(event);
@@ -723,6 +722,16 @@ export class OutboxDispatcher {
       });
     }
     return result;
+  }
+
+  /**
+   * When one-at-a-time re-adds after a failed bulk must stop: adds can be slow (each up to the
+   * command timeout), and none may happen after another dispatcher could have reclaimed the
+   * events. Taken once per failed bulk, however many workspaces share it; the claim and the
+   * failed bulk before it took at most one command timeout, far less than half a lease.
+   */
+  private reAddDeadline(): number {
+    return Date.now() + this.leaseMs / 2;
   }
 
   /** Marks delivered events; a failure leaves the lease to expire (the event is delivered again). */

@@ -40,9 +40,11 @@ export interface WorkerRuntimeOptions {
   /**
    * A job this process has no handler for (a newer version's job on a shared queue, during a
    * rolling deploy) waits this long (ms, default 60 000) in the delayed set, no attempt counted,
-   * for a worker that knows it, instead of failing.
+   * for a worker that knows it, instead of failing; once it is older than unknownJobMaxAgeMs
+   * (default 24 h: no deploy takes that long) it fails for good and its event is dead-lettered.
    */
   readonly unknownJobDelayMs?: number;
+  readonly unknownJobMaxAgeMs?: number;
   /**
    * How often (ms) BullMQ's failed sets are checked for jobs whose event never got its dead
    * letter (FailedJobSweep), also once at start, from the queue's high-water mark. 0: never.
@@ -333,7 +335,10 @@ export class OutboxWorkerRuntime {
     const definition = registry.job(job.name);
     const handler = registry.handler(job.name);
     if (!definition || !handler) {
-      if (!token) throw new UnrecoverableError(`no handler for job ${job.name}`);
+      const maxAgeMs = this.options.unknownJobMaxAgeMs ?? 86_400_000;
+      if (!token || Date.now() - job.timestamp > maxAgeMs) {
+        throw new UnrecoverableError(`no handler for job ${job.name}`);
+      }
       const delayMs = this.options.unknownJobDelayMs ?? 60_000;
       this.logger.warn(
         'no handler for this job here (a newer version?): delayed for a worker that knows it',

@@ -258,6 +258,20 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(await queue.getJobState(id)).toBe('delayed'); // for the minute, not retried at once
     await delayed.remove();
+
+    // one that no worker has known for a day fails for good (its event is then dead-lettered)
+    const old = randomUUID();
+    await queue.add(
+      'runtime.long-gone',
+      { v: 1, workspaceId: ws, payload: {} },
+      { jobId: old, attempts: 3, timestamp: Date.now() - 2 * 86_400_000 },
+    );
+    const failed = await waitFor('old unknown job failed', async () => {
+      const j = await queue.getJob(old);
+      return j?.failedReason ? j : undefined;
+    });
+    expect(failed.failedReason).toMatch(/no handler for job runtime.long-gone/);
+    expect(failed.attemptsMade).toBe(1);
   });
 
   it('what BullMQ keeps of a failure (reason and stack trace, shown by the queue dashboard) is redacted', async () => {

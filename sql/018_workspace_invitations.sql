@@ -5,6 +5,11 @@
 -- workspace of their choosing into a stranger's list. Now an owner or admin invites an email and
 -- gets the same answer whether or not anyone has registered it; the invitee sees the invitation
 -- under their own account and accepts (becoming a member) or declines it.
+--
+-- Registration does not prove that the registrant owns the email. So an invitation reaches only
+-- an account that already existed when it was last sent (sent_at): nobody can register an
+-- invited address afterwards and take the invitation. Someone invited before they registered is
+-- sent it again once they have an account (inviting again renews it).
 CREATE TABLE workspace_invitations (
   id           uuid PRIMARY KEY,
   workspace_id uuid NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
@@ -12,6 +17,7 @@ CREATE TABLE workspace_invitations (
   role         text NOT NULL CHECK (role IN ('admin', 'member')),
   invited_by   uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
   created_at   timestamptz NOT NULL DEFAULT now(),
+  sent_at      timestamptz NOT NULL DEFAULT now(),
   expires_at   timestamptz NOT NULL,
   accepted_at  timestamptz,
   declined_at  timestamptz,
@@ -31,8 +37,8 @@ CREATE POLICY workspace_isolation ON workspace_invitations
 -- Account data, like the memberships it becomes: not the outbox agent's (sql/017).
 REVOKE ALL ON workspace_invitations FROM outbox_agent;
 
--- The open, unexpired invitations addressed to one user's email, across workspaces: ids, the
--- workspace's id and name, role and times only.
+-- The open, unexpired invitations addressed to one user's email and sent after the account
+-- existed, across workspaces: ids, the workspace's id and name, role and times only.
 CREATE FUNCTION app_user_invitations(p_user_id uuid)
   RETURNS TABLE (id uuid, workspace_id uuid, workspace_name text, role text, created_at timestamptz,
                  expires_at timestamptz)
@@ -43,7 +49,7 @@ CREATE FUNCTION app_user_invitations(p_user_id uuid)
       JOIN workspace_invitations i ON i.email = lower(u.email)
       JOIN workspaces w ON w.id = i.workspace_id
      WHERE u.id = p_user_id AND i.accepted_at IS NULL AND i.declined_at IS NULL
-       AND i.expires_at > now()
+       AND i.expires_at > now() AND i.sent_at > u.created_at
      ORDER BY i.created_at, i.id
   $$;
 REVOKE ALL ON FUNCTION app_user_invitations(uuid) FROM PUBLIC;

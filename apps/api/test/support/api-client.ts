@@ -64,8 +64,11 @@ export interface RegisteredUser {
   refreshToken: string;
 }
 
-export async function registerUser(baseUrl: string, name = 'ws'): Promise<RegisteredUser> {
-  const email = `${randomUUID()}@example.test`;
+export async function registerUser(
+  baseUrl: string,
+  name = 'ws',
+  email = `${randomUUID()}@example.test`,
+): Promise<RegisteredUser> {
   const password = `pw-${randomUUID()}`;
   const client = new ApiClient(baseUrl);
   const res = await client.post<{

@@ -121,12 +121,56 @@ describe('workspace invitations over HTTP', () => {
     expect((await frank.client.post(`/v1/invitations/${inv.body.invitation.id}/accept`)).status).toBe(200);
   });
 
+  it('an invitation sent before an account existed is not taken by whoever registers the email later', async () => {
+    const email = `late-${randomUUID()}@example.test`;
+    const inv = await owner.client.post<InvitationBody>(members(), { email, role: 'admin' });
+    const registrant = await registerUser(api.url, 'ws', email);
+    expect((await registrant.client.get<Received>('/v1/invitations')).body.items).toEqual([]);
+    const taken = await registrant.client.post(`/v1/invitations/${inv.body.invitation.id}/accept`);
+    expect(taken.status).toBe(404);
+    expect(await memberships(registrant)).toHaveLength(1);
+    // sent again once the account exists, it reaches it
+    await owner.client.post<InvitationBody>(members(), { email, role: 'admin' });
+    expect((await registrant.client.get<Received>('/v1/invitations')).body.items).toHaveLength(1);
+  });
+
+  it('an owner withdraws an open invitation; the invitee can no longer accept it', async () => {
+    const hank = await registerUser(api.url);
+    const inv = await owner.client.post<InvitationBody>(members(), { email: hank.email });
+    const url = `/v1/workspaces/${owner.workspaceId}/invitations/${inv.body.invitation.id}`;
+    expect((await owner.client.request('DELETE', url)).status).toBe(204);
+    expect((await hank.client.get<Received>('/v1/invitations')).body.items).toEqual([]);
+    expect((await hank.client.post(`/v1/invitations/${inv.body.invitation.id}/accept`)).status).toBe(404);
+    const again = await owner.client.request('DELETE', url);
+    expect(again.status).toBe(404);
+    expect(again.body).toMatchObject({ code: 'INVITATION_NOT_FOUND' });
+    // another workspace's owner cannot withdraw it either (their workspace has no such invitation)
+    const other = await registerUser(api.url);
+    const inv2 = await owner.client.post<InvitationBody>(members(), { email: hank.email });
+    const foreign = await other.client.request(
+      'DELETE',
+      `/v1/workspaces/${other.workspaceId}/invitations/${inv2.body.invitation.id}`,
+    );
+    expect(foreign.status).toBe(404);
+    expect((await hank.client.get<Received>('/v1/invitations')).body.items).toHaveLength(1);
+  });
+
   it('a plain member cannot invite', async () => {
     const gina = await registerUser(api.url);
     const inv = await owner.client.post<InvitationBody>(members(), { email: gina.email, role: 'member' });
     await gina.client.post(`/v1/invitations/${inv.body.invitation.id}/accept`);
-    const res = await gina.client.post(members(), { email: `x-${randomUUID()}@example.test` });
+    const res = await gina.client.post<InvitationBody>(members(), {
+      email: `x-${randomUUID()}@example.test`,
+    });
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({ code: 'FORBIDDEN' });
+    const open = await owner.client.post<InvitationBody>(members(), {
+      email: `y-${randomUUID()}@example.test`,
+    });
+    const withdraw = await gina.client.request(
+      'DELETE',
+      `/v1/workspaces/${owner.workspaceId}/invitations/${open.body.invitation.id}`,
+    );
+    expect(withdraw.status).toBe(403);
   });
 });

@@ -25,8 +25,9 @@ export class InvitationsRepository {
   constructor(private readonly db: Database) {}
 
   /**
-   * Inside withWorkspace: the workspace's open invitation for `email`, created, or else given the
-   * new role and a fresh expiry (the inviter's latest word). The id of an open one is kept.
+   * Inside withWorkspace: the workspace's open invitation for `email`, created, or else sent
+   * again: the new role, a fresh expiry and sent_at (the inviter's latest word; see sql/018 for
+   * why sent_at decides who may see it). The id of an open one is kept.
    */
   async upsertOpen(input: {
     id: string;
@@ -41,7 +42,8 @@ export class InvitationsRepository {
       values (${input.id}, ${input.workspaceId}, ${input.email}, ${input.role}, ${input.invitedBy},
               now() + make_interval(secs => ${input.ttlSeconds}))
       on conflict (workspace_id, email) where accepted_at is null and declined_at is null
-      do update set role = excluded.role, invited_by = excluded.invited_by, expires_at = excluded.expires_at
+      do update set role = excluded.role, invited_by = excluded.invited_by, expires_at = excluded.expires_at,
+                    sent_at = now()
       returning id, email, role, created_at, expires_at`);
     const row = rows[0]!;
     return {
@@ -70,6 +72,15 @@ export class InvitationsRepository {
   /** The user's open invitation with this id, or undefined. */
   async findForUser(userId: string, id: string): Promise<ReceivedInvitation | undefined> {
     return (await this.listForUser(userId)).find((i) => i.id === id);
+  }
+
+  /** Inside withWorkspace: deletes an open invitation; false when there is none with this id. */
+  async withdraw(id: string): Promise<boolean> {
+    const r = await this.db.executor.execute(sql`
+      delete from workspace_invitations
+       where workspace_id = app_current_workspace() and id = ${id}
+         and accepted_at is null and declined_at is null`);
+    return r.rowCount === 1;
   }
 
   /**

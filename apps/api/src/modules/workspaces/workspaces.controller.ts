@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
 import {
   Auth,
@@ -50,6 +50,16 @@ export class WorkspacesController {
     @Body(new ZodValidationPipe(addMemberSchema)) body: z.infer<typeof addMemberSchema>,
   ) {
     return this.workspaces.invite(auth, body.email, body.role);
+  }
+
+  @Delete(':workspaceId/invitations/:invitationId')
+  @HttpCode(204)
+  @ApiDoc({ summary: 'Withdraw an open invitation', problems: ['FORBIDDEN', 'INVITATION_NOT_FOUND'] })
+  async withdraw(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @Param('invitationId', new ParseIdPipe('invitation')) id: string,
+  ) {
+    await this.workspaces.withdraw(auth, id);
   }
 }
 

@@ -65,6 +65,14 @@ export class WorkspacesService {
     });
   }
 
+  /** Withdraws an open invitation of the workspace (owners and admins only). */
+  async withdraw(auth: WorkspaceAuthContext, invitationId: string): Promise<void> {
+    if (auth.role === 'member') throw new ForbiddenError('only owners and admins withdraw invitations');
+    await this.db.withWorkspace(auth.workspaceId, async () => {
+      if (!(await this.invitations.withdraw(invitationId))) throw new InvitationNotFoundError();
+    });
+  }
+
   /** The caller's open invitations, across workspaces. */
   receivedInvitations(userId: string): Promise<ReceivedInvitation[]> {
     return this.invitations.listForUser(userId);

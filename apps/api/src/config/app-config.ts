@@ -55,7 +55,7 @@ const schema = z
       .min(3600)
       .default(30 * 24 * 3600),
     RATE_LIMIT_AUTH_PER_MINUTE: z.coerce.number().int().min(1).default(30),
-    /** Logins per account (email) per minute, whatever the client address: guessing one password. */
+    /** Failed logins per account (email) per minute, whatever the client address: guessing one password. */
     RATE_LIMIT_LOGIN_PER_ACCOUNT_PER_MINUTE: z.coerce.number().int().min(1).default(10),
     /** Which proxies' X-Forwarded-For names the client (client-address.ts); unset: none. */
     TRUST_PROXY: z

@@ -182,6 +182,28 @@ describe('authentication', () => {
     }
   });
 
+  it('only failed logins count against an account: its owner logging in never locks it', async () => {
+    const limited = await startApi(t.info, {
+      RATE_LIMIT_AUTH_PER_MINUTE: '100',
+      RATE_LIMIT_LOGIN_PER_ACCOUNT_PER_MINUTE: '2',
+      BULLMQ_PREFIX: `${t.info.bullPrefix}-account`,
+    });
+    try {
+      const user = await registerUser(limited.url);
+      const anon = new ApiClient(limited.url);
+      const attempt = (password: string) =>
+        anon.post('/v1/auth/login', { email: user.email, password }).then((r) => r.status);
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push(await attempt(user.password));
+      statuses.push(await attempt('wrong password 1'), await attempt('wrong password 2'));
+      // its failures used up: refused for the window, even with the right password
+      statuses.push(await attempt(user.password));
+      expect(statuses).toEqual([200, 200, 200, 200, 401, 401, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('without TRUST_PROXY, X-Forwarded-For is ignored: the connection is the client', async () => {
     const limited = await startApi(t.info, {
       RATE_LIMIT_AUTH_PER_MINUTE: '2',

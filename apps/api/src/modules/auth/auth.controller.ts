@@ -1,17 +1,21 @@
 import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import type { z } from 'zod';
+import { InvalidCredentialsError } from '../../common/domain-errors';
 import { Auth, type AuthContext } from '../../common/request-context';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { AuthGuard } from './auth.guard';
 import { loginSchema, refreshSchema, registerSchema } from './auth.dto';
 import { AuthService } from './auth.service';
-import { RateLimit, RateLimitGuard } from './rate-limit.guard';
+import { RateLimit, RateLimitGuard, RateLimits } from './rate-limit.guard';
 
 @Controller('v1/auth')
 @UseGuards(RateLimitGuard)
 @RateLimit('auth')
 export class AuthController {
-  constructor(private readonly auth: AuthService) {}
+  constructor(
+    private readonly auth: AuthService,
+    private readonly limits: RateLimits,
+  ) {}
 
   @Post('register')
   @HttpCode(201)
@@ -22,8 +26,13 @@ export class AuthController {
   @Post('login')
   @HttpCode(200)
   @RateLimit('login')
-  login(@Body(new ZodValidationPipe(loginSchema)) body: z.infer<typeof loginSchema>) {
-    return this.auth.login(body.email, body.password);
+  async login(@Body(new ZodValidationPipe(loginSchema)) body: z.infer<typeof loginSchema>) {
+    try {
+      return await this.auth.login(body.email, body.password);
+    } catch (error) {
+      if (error instanceof InvalidCredentialsError) await this.limits.chargeFailedLogin(body.email);
+      throw error;
+    }
   }
 
   @Post('refresh')

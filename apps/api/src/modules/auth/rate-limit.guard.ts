@@ -22,10 +22,11 @@ const RATE_LIMIT = 'listing:rate-limit';
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * `auth`: per client (its address; IPv6 by /64) and route. `login`: `auth`, and per account (the
- * email sent) whatever the address, so many addresses cannot guess one password. `user`: per
- * authenticated user, reads (GET, HEAD, OPTIONS) and writes counted apart, so polling an operation
- * never uses up the budget for writes.
+ * `auth`: per client (its address; IPv6 by /64) and route. `login`: `auth`, and refused while the
+ * account (the email sent) has used up its failed logins, whatever the address, so many addresses
+ * cannot guess one password; only failures count (AuthController charges them), so nobody is
+ * locked out by logging in. `user`: per authenticated user, reads (GET, HEAD, OPTIONS) and writes
+ * counted apart, so polling an operation never uses up the budget for writes.
  */
 export const RateLimit = (bucket: RateLimitBucket) => SetMetadata(RATE_LIMIT, bucket);
 
@@ -91,6 +92,18 @@ export class RateLimits implements OnModuleInit, OnApplicationShutdown {
     clearTimeout(timer);
   }
 
+  /** Seconds until the account may try to log in again (its failures used up), else 0. */
+  async loginAccountWait(email: string): Promise<number> {
+    const res = await this.loginAccount.get(accountKey(email));
+    if (!res || res.remainingPoints > 0) return 0;
+    return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+  }
+
+  /** Counts a failed login against the account. */
+  async chargeFailedLogin(email: string): Promise<void> {
+    await this.takeShared(this.loginAccount, accountKey(email));
+  }
+
   /** Takes one token of a shared bucket for `key`; returns 0 when allowed, else the seconds to wait. */
   async takeShared(limiter: RateLimiterRedis, key: string): Promise<number> {
     try {
@@ -140,16 +153,21 @@ export class RateLimitGuard implements CanActivate {
     // not get a budget of its own.
     const route = request.routeOptions?.url ?? request.url.split('?')[0];
     let wait = await this.limiters.takeShared(this.limiters.auth, `${clientSubject(request.ip)} ${route}`);
-    const account = bucket === 'login' ? loginAccount(request.body) : null;
-    if (wait === 0 && account) wait = await this.limiters.takeShared(this.limiters.loginAccount, account);
+    const account = bucket === 'login' ? loginEmail(request.body) : null;
+    if (wait === 0 && account) wait = await this.limiters.loginAccountWait(account);
     if (wait > 0) throw new RateLimitedError(wait);
     return true;
   }
 }
 
-/** The account a login names (its email, as the lookup compares it), or null when it names none. */
-function loginAccount(body: unknown): string | null {
+/** The email a login names, or null when it names none. */
+function loginEmail(body: unknown): string | null {
   const email = (body as { email?: unknown } | null | undefined)?.email;
   if (typeof email !== 'string' || email.length === 0 || email.length > 320) return null;
+  return email;
+}
+
+/** An account's key: its email as the lookup compares it. */
+function accountKey(email: string): string {
   return email.trim().toLowerCase();
 }

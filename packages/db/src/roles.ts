@@ -1,4 +1,6 @@
+import { sql } from 'drizzle-orm';
 import type { Client } from 'pg';
+import type { Database } from './database';
 
 /**
  * The database roles. The owner creates and owns every object and runs migrations; it bypasses
@@ -31,8 +33,15 @@ export async function ensureRoles(admin: Client, passwords: RolePasswords): Prom
     `LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEROLE NOCREATEDB INHERIT`,
     passwords.agent,
   );
-  // Not a member of the application role any more (sql/017 grants it what it needs, without the
-  // account tables): drop the membership earlier setups granted.
+}
+
+/**
+ * Drops the membership in the application role that setups before sql/017 granted the agent. Run
+ * it after migrating (017 gives the agent what it needs first, so running workers never lose
+ * access). Needs a superuser connection. Roles are cluster-wide: every database of the cluster
+ * must be at 017 or later.
+ */
+export async function dropAgentAppMembership(admin: Client): Promise<boolean> {
   const member = async () =>
     (
       await admin.query(
@@ -41,12 +50,21 @@ export async function ensureRoles(admin: Client, passwords: RolePasswords): Prom
         [APP_ROLE, AGENT_ROLE],
       )
     ).rowCount;
-  if (!(await member())) return;
+  if (!(await member())) return false;
   try {
     await admin.query(`REVOKE ${APP_ROLE} FROM ${AGENT_ROLE}`);
   } catch (error) {
     if (await member()) throw error; // else a concurrent setup revoked it ("tuple concurrently updated")
   }
+  return true;
+}
+
+/** True when the connection's role still inherits the application role's privileges (pre-017). */
+export async function inheritsAppRole(db: Database): Promise<boolean> {
+  const { rows } = await db.executor.execute<{ member: boolean }>(
+    sql`select pg_has_role(current_user, ${APP_ROLE}, 'MEMBER') and current_user <> ${APP_ROLE} as member`,
+  );
+  return rows[0]?.member === true;
 }
 
 async function ensureRole(admin: Client, role: string, attributes: string, password: string) {

@@ -7,6 +7,7 @@ import {
   OWNER_ROLE,
   databaseName,
   ensureDatabase,
+  dropAgentAppMembership,
   ensureRoles,
   withCredentials,
 } from './roles';
@@ -56,6 +57,14 @@ async function main() {
   console.log(
     `migrations: ${result.applied.length} applied, ${result.alreadyApplied.length} already applied`,
   );
+  // Only now that sql/017 granted the agent its own privileges (running workers keep access).
+  const after = new Client({ connectionString: adminUrl });
+  await after.connect();
+  try {
+    if (await dropAgentAppMembership(after)) console.log(`${AGENT_ROLE}: no longer a member of ${APP_ROLE}`);
+  } finally {
+    await after.end();
+  }
 }
 
 main().catch((error: unknown) => {

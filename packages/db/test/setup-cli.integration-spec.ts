@@ -66,5 +66,8 @@ describe('db:setup (packages/db/dist/setup-cli.js)', () => {
     const due = 'select * from outbox_due_workspaces(null, 1)';
     expect(await queryAs(target.appUrl, due)).toBe('42501');
     expect(await queryAs(target.agentUrl, due)).toBe('ran');
+    // the agent works on tenant rows, never on accounts (sql/017; membership dropped after it)
+    expect(await queryAs(target.agentUrl, 'select 1 from stores limit 1')).toBe('ran');
+    expect(await queryAs(target.agentUrl, 'select password_hash from users limit 1')).toBe('42501');
   });
 });

@@ -5,6 +5,7 @@ import {
   OWNER_ROLE,
   MIGRATIONS_DIR,
   databaseName,
+  dropAgentAppMembership,
   ensureRoles,
   migrate,
   withCredentials,
@@ -51,6 +52,12 @@ export default async function globalSetup(): Promise<void> {
     connectionString: withCredentials(adminUrl, OWNER_ROLE, OWNER_ROLE, template),
     directory: MIGRATIONS_DIR,
   });
+  const after = await connectAdmin(adminUrl);
+  try {
+    await dropAgentAppMembership(after);
+  } finally {
+    await after.end();
+  }
   await pingRedis(process.env[ENV.redisUrl]!);
 
   process.env[ENV.runId] = runId;

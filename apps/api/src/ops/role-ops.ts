@@ -1,4 +1,4 @@
-import type { Database } from '@listing/db';
+import { inheritsAppRole, type Database } from '@listing/db';
 import type { OutboxDispatcher, OutboxWorkerRuntime, QueueProducer } from '@listing/outbox';
 import type { Logger } from 'pino';
 import {
@@ -26,6 +26,17 @@ export interface RoleOpsOptions {
  * with /metrics and /health/{live,ready}. Call `draining()` first and `close()` last on SIGTERM.
  */
 export async function startRoleOps(options: RoleOpsOptions): Promise<OpsServer> {
+  // sql/017 took the account tables away from the outbox agent; a setup that never dropped its
+  // old membership in app_user leaves them readable. Say so; keep running.
+  void inheritsAppRole(options.db).then(
+    (inherits) => {
+      if (inherits)
+        options.logger.warn(
+          'this role still inherits app_user (account tables included): run `pnpm db:setup` to drop the membership',
+        );
+    },
+    () => undefined,
+  );
   const registry = createRoleRegistry(options.role);
   if (options.dispatcher && options.producer) {
     instrumentDispatcher(registry, options.dispatcher, options.producer);

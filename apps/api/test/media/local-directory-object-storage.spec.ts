@@ -65,6 +65,19 @@ describe('LocalDirectoryObjectStorage', () => {
     expect(readdirSync(path.join(root, 'data', 'ws', 'race'))).toEqual(['thumb.png']);
   });
 
+  it('putIfAbsent refuses to write over a broken object (meta without its data) rather than race', async () => {
+    await storage.putIfAbsent('ws/e/x', Buffer.from('abc'), { contentType: 'image/gif' });
+    for (const file of readdirSync(path.join(root, 'data', 'ws', 'e')))
+      rmSync(path.join(root, 'data', 'ws', 'e', file));
+    expect(await storage.head('ws/e/x')).toBeNull();
+    await expect(
+      storage.putIfAbsent('ws/e/x', Buffer.from('def'), { contentType: 'image/gif' }),
+    ).rejects.toMatchObject({
+      code: 'OBJECT_CORRUPT',
+    });
+    expect(readdirSync(path.join(root, 'data', 'ws', 'e'))).toEqual([]); // nothing left behind
+  });
+
   it('a meta naming a data file outside its folder is refused', async () => {
     await storage.putIfAbsent('ws/d/x', Buffer.from('abc'), { contentType: 'image/gif' });
     const metaFile = path.join(root, 'meta', 'ws', 'd', 'x.json');

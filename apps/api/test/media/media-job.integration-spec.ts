@@ -6,7 +6,7 @@ import type { JobContext } from '@listing/outbox';
 import { seedWorkspace, useTestDatabase } from '@listing/testing';
 import sharp from 'sharp';
 import { loadMediaConfig } from '../../src/config/media-config';
-import { MediaJobHandlers, originalKey } from '../../src/modules/media/media.jobs';
+import { MediaJobHandlers, mediaProcessJob, originalKey } from '../../src/modules/media/media.jobs';
 import { LocalDirectoryObjectStorage } from '../../src/modules/object-storage/local-directory-object-storage';
 
 const t = useTestDatabase();
@@ -65,6 +65,8 @@ describe('media job: no transaction across storage I/O', () => {
     })(root);
     await storage.put(key, png, { contentType: 'image/png' });
 
+    // The runtime opens no transaction around the handler: it opens its own short ones.
+    expect(mediaProcessJob.transaction).toBe(false);
     const handlers = new MediaJobHandlers(t.agentDb, storage, loadMediaConfig({}));
     const context = { eventId: randomUUID(), workspaceId, attempt: 1, job: { opts: { attempts: 5 } } };
     const outcome = await handlers.process({ mediaId, operationId }, context as unknown as JobContext);

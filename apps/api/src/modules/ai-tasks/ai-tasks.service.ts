@@ -47,7 +47,7 @@ export class AiTasksService {
   ): Promise<IdempotentOutcome<AiTaskAccepted>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      ...idem, // key, operation, fingerprint
+      ...idem, // key, operation, fingerprint, keyError
       policy: this.policy,
       status: 202,
       prepare: async () => {

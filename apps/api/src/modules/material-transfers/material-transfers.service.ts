@@ -54,7 +54,7 @@ export class MaterialTransfersService {
   ): Promise<IdempotentOutcome<TransferAccepted>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      ...idem, // key, operation, fingerprint
+      ...idem, // key, operation, fingerprint, keyError
       policy: transferAcceptedPolicy(this.transfers, this.operations),
       status: 202,
       // The first hop is checked here so an obviously refused source never becomes a transfer;

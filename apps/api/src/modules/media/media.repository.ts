@@ -111,7 +111,6 @@ export class MediaRepository {
     return rows.map(toView);
   }
 
-  /** awaiting_content | uploaded → uploaded (content may be replaced until complete). */
   /** Of `ids`, those naming no media of the bound workspace, or a failed one (never an image). */
   async unusable(ids: readonly string[]): Promise<string[]> {
     if (ids.length === 0) return [];
@@ -122,6 +121,7 @@ export class MediaRepository {
     return rows.map((r) => r.id);
   }
 
+  /** awaiting_content | uploaded → uploaded (content may be replaced until complete). */
   async markUploaded(id: string): Promise<boolean> {
     const r = await this.db.requireTransaction('media upload').execute(sql`
       update media set status = 'uploaded', uploaded_at = now(), updated_at = now()

@@ -51,7 +51,7 @@ export class MediaService {
   ): Promise<IdempotentOutcome<MediaView>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      ...idem, // key, operation, fingerprint
+      ...idem, // key, operation, fingerprint, keyError
       policy: mediaCreatedPolicy(this.media),
       status: 201,
       prepare: async () => {
@@ -115,7 +115,7 @@ export class MediaService {
   ): Promise<IdempotentOutcome<MediaAccepted>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      ...idem, // key, operation, fingerprint
+      ...idem, // key, operation, fingerprint, keyError
       policy: mediaAcceptedPolicy(this.media, this.operations),
       status: 202,
       prepare: async () => undefined,

@@ -79,8 +79,10 @@ export class LocalDirectoryObjectStorage implements ObjectStorage {
       }
       const winner = await this.head(key);
       if (winner) return { created: false, object: winner };
-      // A meta without matching data is no object (a put() that died between its renames).
-      return { created: true, object: await this.put(key, body, options) };
+      // A meta whose data is gone or replaced: no putIfAbsent leaves that (its data is in place
+      // before the link), only a put() that died between its renames or a file removed by hand.
+      // Replacing it here could not be exclusive: refuse, loudly.
+      throw new ObjectStorageError('OBJECT_CORRUPT', 'a broken object is in the way of putIfAbsent');
     } finally {
       await rm(dataTmp, { force: true });
       await rm(metaTmp, { force: true });

@@ -42,7 +42,7 @@ export class ProductDraftsService {
   ): Promise<IdempotentOutcome<RecordView>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      ...idem, // key, operation, fingerprint
+      ...idem, // key, operation, fingerprint, keyError
       policy: recordSnapshotPolicy(this.kernel.records, PRODUCT_DRAFT_MODULE),
       status: 201,
       prepare: async () => {
@@ -62,7 +62,7 @@ export class ProductDraftsService {
   ): Promise<IdempotentOutcome<RecordView>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      ...idem, // key, operation, fingerprint
+      ...idem, // key, operation, fingerprint, keyError
       policy: recordSnapshotPolicy(this.kernel.records, PRODUCT_DRAFT_MODULE),
       status: 200,
       prepare: async () => {
@@ -85,7 +85,7 @@ export class ProductDraftsService {
   ): Promise<IdempotentOutcome<FeatureExecutionResult>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      ...idem, // key, operation, fingerprint
+      ...idem, // key, operation, fingerprint, keyError
       policy: featureExecutionPolicy(this.kernel.records, PRODUCT_DRAFT_MODULE),
       status: 201,
       prepare: async () => {

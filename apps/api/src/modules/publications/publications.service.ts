@@ -57,7 +57,7 @@ export class PublicationsService {
   ): Promise<IdempotentOutcome<PublicationAccepted>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      ...idem, // key, operation, fingerprint
+      ...idem, // key, operation, fingerprint, keyError
       policy: this.policy,
       status: 202,
       prepare: async () => {
@@ -95,7 +95,7 @@ export class PublicationsService {
   ): Promise<IdempotentOutcome<PublicationAccepted>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      ...idem, // key, operation, fingerprint
+      ...idem, // key, operation, fingerprint, keyError
       policy: this.policy,
       status: 202,
       prepare: async () => {

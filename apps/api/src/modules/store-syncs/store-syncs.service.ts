@@ -44,7 +44,7 @@ export class StoreSyncsService {
   ): Promise<IdempotentOutcome<StoreSyncAccepted>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      ...idem, // key, operation, fingerprint
+      ...idem, // key, operation, fingerprint, keyError
       policy: this.policy,
       status: 202,
       prepare: async () => {

@@ -57,7 +57,7 @@ export class StoresService {
   create(auth: WorkspaceAuthContext, idem: IdempotentRequestContext, input: CreateStoreInput) {
     return this.idempotency.runPrepared({
       owner: auth,
-      ...idem, // key, operation, fingerprint
+      ...idem, // key, operation, fingerprint, keyError
       policy: this.policy,
       status: 202,
       prepare: async () => input,
@@ -83,7 +83,7 @@ export class StoresService {
   ): Promise<IdempotentOutcome<StoreAccepted>> {
     return this.idempotency.runPrepared({
       owner: auth,
-      ...idem, // key, operation, fingerprint
+      ...idem, // key, operation, fingerprint, keyError
       policy: this.policy,
       status: 202,
       prepare: async () => input,

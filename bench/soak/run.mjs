@@ -29,7 +29,7 @@
  */
 /* global fetch, AbortSignal, URL, setTimeout -- Node 20 globals (the eslint config declares only process and console for .mjs) */
 import { spawn, execFileSync } from 'node:child_process';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import {
   createWriteStream,
   existsSync,
@@ -47,6 +47,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, isDeepStrictEqual } from 'node:util';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { LocalDirectoryObjectStorage } from '../../apps/api/dist/modules/object-storage/local-directory-object-storage.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -815,27 +816,34 @@ async function main() {
     const transfers = await q(
       `select workspace_id, id, status, checksum_sha256 from material_transfers order by id`,
     );
-    // The local object storage keeps an object's bytes under <root>/data/<key>.
-    const objectFile = (tr) =>
-      path.join(objectDir, 'data', 'workspaces', tr.workspace_id, 'material-transfers', tr.id, 'original');
-    const transferBad = transfers.filter((tr) => {
-      if (tr.status !== 'succeeded' || !existsSync(objectFile(tr))) return true;
-      return (
-        createHash('sha256')
-          .update(readFileSync(objectFile(tr)))
-          .digest('hex') !== tr.checksum_sha256
-      );
-    });
-    const dataDir = path.join(objectDir, 'data', 'workspaces');
-    const transferObjects = existsSync(dataDir)
-      ? readdirSync(dataDir, { recursive: true }).filter((f) =>
-          /material-transfers[/\\][^/\\]+[/\\]original$/.test(String(f)),
-        ).length
-      : 0;
+    // Read through the storage itself (its file layout is its own business): the object under the
+    // transfer's key must be there, intact, with the checksum its row records.
+    const storage = new LocalDirectoryObjectStorage(objectDir);
+    const transferBad = [];
+    for (const tr of transfers) {
+      const stored =
+        tr.status === 'succeeded'
+          ? await storage.get(`workspaces/${tr.workspace_id}/material-transfers/${tr.id}/original`)
+          : null;
+      if (!stored || stored.object.sha256 !== tr.checksum_sha256) transferBad.push(tr);
+    }
+    // Every copy that was written stays: one committed object (meta) and one data file per transfer.
+    const under = (dir, pattern) =>
+      existsSync(dir)
+        ? readdirSync(dir, { recursive: true }).filter((f) => pattern.test(String(f))).length
+        : 0;
+    const transferObjects = under(
+      path.join(objectDir, 'meta', 'workspaces'),
+      /material-transfers[/\\][^/\\]+[/\\]original\.json$/,
+    );
+    const transferDataFiles = under(
+      path.join(objectDir, 'data', 'workspaces'),
+      /material-transfers[/\\][^/\\]+[/\\]original(~[0-9a-f]+)?$/,
+    );
     check(
       'transfers succeeded, each one object whose sha256 = its row (objects stored = transfers)',
-      `${transfers.length} ok, ${transfers.length} objects`,
-      `${transfers.length - transferBad.length} ok, ${transferObjects} objects`,
+      `${transfers.length} ok, ${transfers.length} objects, ${transfers.length} data files`,
+      `${transfers.length - transferBad.length} ok, ${transferObjects} objects, ${transferDataFiles} data files`,
     );
     check(
       'presigned signatures outside the transfer rows (events, idempotency records, logs)',

@@ -122,6 +122,18 @@ describe('capability: AI text / category / image tasks (real processes)', () => 
     }
   });
 
+  it('a generated title cut to 200 characters never splits an emoji (the cut half is text PostgreSQL cannot store)', async () => {
+    const draft = await stack.draft({ title: 'Emoji lamp' });
+    // the simulator answers "Generated: <prompt>": the emoji straddles character 200
+    const prompt = `${'x'.repeat(188)}😀y`;
+    const res = await createTask({ kind: 'text', draftId: draft.id, revision: 1, target: 'title', prompt });
+    expect(res.status).toBe(202);
+    await stack.waitForOperation(res.body.operation.id);
+    expect(await task(res.body.aiTask.id)).toMatchObject({ status: 'succeeded', resultRevision: 2 });
+    const title = (await draftAt(draft.id)).data.title as string;
+    expect(title).toBe(`Generated: ${'x'.repeat(188)}`);
+  });
+
   it('the vendor bills and drops the response: the retry with the same key is a free replay, the task is billed once', async () => {
     const draft = await stack.draft({ title: 'Dropped AI answer' });
     await stack.admin.setFaults({ dropResponseRate: 1, routes: ['POST /ai/v1/*'] });

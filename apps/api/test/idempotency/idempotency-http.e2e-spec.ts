@@ -132,6 +132,20 @@ describe('Idempotency-Key over HTTP (product drafts)', () => {
     ],
     ['an unknown field', { body: { title: 'x', surprise: true } }, 422, 'VALIDATION_FAILED'],
     ['an invalid field', { body: { title: '' } }, 422, 'VALIDATION_FAILED'],
+    // valid JSON that PostgreSQL cannot store: a 422 naming the field, not a 500 from the database
+    ['a NUL character', { body: { title: 'a\u0000b' } }, 422, 'VALIDATION_FAILED'],
+    [
+      'an unpaired surrogate',
+      { body: { title: 'ok', attributes: { colour: 'x\ud800' } } },
+      422,
+      'VALIDATION_FAILED',
+    ],
+    [
+      'an unpaired surrogate in a key',
+      { body: { title: 'ok', attributes: { ['\udc00']: 'x' } } },
+      422,
+      'VALIDATION_FAILED',
+    ],
   ])(
     '%s → rejected with problem+json, and no idempotency row',
     async (_name, c: { key?: string; header?: string; raw?: string; body?: unknown }, status, code) => {

@@ -7,6 +7,7 @@ import {
   type JobContext,
 } from '@listing/outbox';
 import { z } from 'zod';
+import { storableText } from '../../common/storable-text';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { AuditRepository } from '../audit/audit.repository';
 import { OperationsRepository } from '../operations/operations.repository';
@@ -179,10 +180,10 @@ type AiWorkKind = AiTaskWork['kind'];
 function draftChange(task: AiTaskWork, result: Record<string, unknown>): Record<string, unknown> | null {
   if (task.kind === 'text' && typeof result.text === 'string') {
     const target = task.options.target ?? 'description';
-    return { [target]: result.text.slice(0, target === 'title' ? 200 : 5000).trim() || 'Untitled' };
+    return { [target]: storableText(result.text, target === 'title' ? 200 : 5000).trim() || 'Untitled' };
   }
   if (task.kind === 'category' && typeof result.categoryId === 'string') {
-    return { categoryId: result.categoryId.slice(0, 64) };
+    return { categoryId: storableText(result.categoryId, 64) };
   }
   return null;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isStorable } from '../../common/storable-text';
 import { isoInstant } from '../../common/iso-instant';
 import type { StoreCredentials } from '../stores/credential-cipher';
 
@@ -40,7 +41,8 @@ const productPageSchema = z.object({
   items: z
     .array(
       z.object({
-        productId: z.string().min(1).max(200),
+        // An id is a key: it must be stored exactly, so one PostgreSQL cannot store is refused.
+        productId: z.string().min(1).max(200).refine(isStorable, 'not storable text'),
         title: z.string().default(''),
         price: z.union([z.number(), z.string(), z.null()]).default(null),
         status: z.string().default('online'),

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Database, sql } from '@listing/db';
 import { afterCursor, type PagePosition } from '../../common/page-cursor';
+import { storableText } from '../../common/storable-text';
 import type { PlatformProduct } from '../platform/platform.client';
 import type { StoreProductView, StoreSyncStatus, StoreSyncView } from './store-sync-view';
 
@@ -117,12 +118,13 @@ export class StoreSyncsRepository {
   async upsertProducts(storeId: string, syncId: string, items: PlatformProduct[]): Promise<void> {
     if (items.length === 0) return;
     // PlatformClient has checked the page: ids of at most 200 characters, unique; createdAt a
-    // UTC instant PostgreSQL reads, or absent. The free texts are cut to the columns' sizes.
+    // UTC instant PostgreSQL reads, or absent. The free texts are repaired and cut to the columns'
+    // sizes (storableText: a marketplace may send a NUL or split an emoji).
     const rows = items.map((p) => ({
       id: p.productId,
-      title: p.title.slice(0, 500),
-      price: p.price === null ? null : String(p.price).slice(0, 32),
-      status: p.status.slice(0, 32),
+      title: storableText(p.title, 500),
+      price: p.price === null ? null : storableText(String(p.price), 32),
+      status: storableText(p.status, 32),
       createdAt: p.createdAt ?? null,
     }));
     await this.db.executor.execute(sql`

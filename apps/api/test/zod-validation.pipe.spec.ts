@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { ValidationFailedError } from '../src/common/domain-errors';
+import { isStorable, storableText } from '../src/common/storable-text';
+import { ZodValidationPipe } from '../src/common/zod-validation.pipe';
+
+describe('ZodValidationPipe', () => {
+  const pipe = new ZodValidationPipe(
+    z.strictObject({
+      title: z.string(),
+      tags: z.array(z.string()).optional(),
+      attrs: z.record(z.string(), z.string()).optional(),
+    }),
+  );
+  const issues = (value: unknown) => {
+    try {
+      pipe.transform(value);
+      return [];
+    } catch (error) {
+      expect(error).toBeInstanceOf(ValidationFailedError);
+      return (error as ValidationFailedError).issues;
+    }
+  };
+
+  it('refuses text PostgreSQL cannot store, naming where it is', () => {
+    expect(issues({ title: 'a\u0000b' })).toEqual([{ path: 'title', message: expect.stringMatching(/NUL/) }]);
+    expect(issues({ title: 'ok', tags: ['fine', 'x\ud83d'] })).toEqual([
+      { path: 'tags.1', message: expect.any(String) },
+    ]);
+    expect(issues({ title: 'ok', attrs: { ['\udc00k']: 'v' } })).toEqual([
+      { path: 'attrs.(key)', message: expect.any(String) },
+    ]);
+  });
+
+  it('lets every well-formed text through, emoji and other astral characters included', () => {
+    expect(issues({ title: 'Grüße 😀 𝄞 ok', tags: ['\ud83d\ude00'] })).toEqual([]);
+    expect(isStorable('plain')).toBe(true);
+    expect(isStorable('\ud83d')).toBe(false);
+    expect(isStorable('\ude00x')).toBe(false);
+  });
+
+  it('storableText repairs provider text and cuts it without splitting a surrogate pair', () => {
+    expect(storableText('a\u0000b\ud800c', 10)).toBe('ab\uFFFDc');
+    const title = 'x'.repeat(199) + '😀';
+    expect(title.length).toBe(201);
+    const cut = storableText(title, 200);
+    expect(cut).toBe('x'.repeat(199));
+    expect(isStorable(cut)).toBe(true);
+    expect(storableText('short', 200)).toBe('short');
+  });
+});

@@ -119,12 +119,26 @@ export class IdempotencyService {
       flight.operation === input.operation &&
       sameRequest(flight.fingerprint, input.fingerprint)
     ) {
+      // Bounded like a wait on the key in the database: a leader still running past it answers
+      // IN_PROGRESS, never a hang.
+      let timer: NodeJS.Timeout | undefined;
+      const waited = Symbol('waited');
+      const bound = new Promise<typeof waited>((resolve) => {
+        timer = setTimeout(() => resolve(waited), this.options.lockTimeoutMs);
+      });
       try {
-        const outcome = (await flight.promise) as IdempotentOutcome<R>;
+        const outcome = await Promise.race([flight.promise as Promise<IdempotentOutcome<R>>, bound]);
+        if (outcome === waited) {
+          this.observe('in_progress', this.options.lockTimeoutMs);
+          throw new IdempotencyRequestInProgressError(this.options.retryAfterSeconds);
+        }
         this.observe('hit');
         return { ...outcome, replayed: true };
-      } catch {
+      } catch (error) {
+        if (error instanceof IdempotencyRequestInProgressError) throw error;
         // The leader rolled back: race for the key in the database like anyone else.
+      } finally {
+        clearTimeout(timer);
       }
     }
     const promise = this.runInTransaction(input, id);

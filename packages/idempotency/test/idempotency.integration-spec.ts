@@ -309,6 +309,24 @@ describe('IdempotencyService.runPrepared against PostgreSQL', () => {
       expect(new Set(results.map((r) => r.result.id)).size).toBe(1);
     });
 
+    it('within one process, a duplicate waits on the in-flight leader no longer than the bound: IN_PROGRESS', async () => {
+      const { service } = newService({ lockTimeoutMs: 300, retryAfterSeconds: 3 });
+      const key = randomUUID();
+      const g = gate();
+      const leader = service.runPrepared(input(key, 'kappa-slow', { during: () => g.opened }));
+      await new Promise((r) => setTimeout(r, 50));
+      const started = Date.now();
+      const error = await service.runPrepared(input(key, 'kappa-slow')).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(IdempotencyRequestInProgressError);
+      expect((error as IdempotencyRequestInProgressError).retryAfterSeconds).toBe(3);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+      g.open();
+      await leader;
+      // once the leader is done, the same duplicate replays it
+      expect((await service.runPrepared(input(key, 'kappa-slow'))).replayed).toBe(true);
+      expect(calls.work).toBe(1);
+    });
+
     it('inside an outer transaction the in-flight map is bypassed: an outer rollback is never shared', async () => {
       const { service } = newService();
       const key = randomUUID();

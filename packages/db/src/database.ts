@@ -71,7 +71,14 @@ export class Database {
 
   constructor(options: DatabaseOptions) {
     const { applicationName, ...poolConfig } = options;
-    this.pool = new Pool({ max: 10, application_name: applicationName, ...poolConfig });
+    // A checkout waits at most 10 s for a free connection: an exhausted pool answers "database
+    // unavailable" (503, retryable; a worker's job goes back without an attempt), never a hang.
+    this.pool = new Pool({
+      max: 10,
+      connectionTimeoutMillis: 10_000,
+      application_name: applicationName,
+      ...poolConfig,
+    });
     // An idle client losing its server (restart, failover) must not crash the process; the pool
     // discards it and the next checkout reconnects.
     this.pool.on('error', () => undefined);

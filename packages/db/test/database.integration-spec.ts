@@ -132,6 +132,24 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
     expect(await t.db.transaction(() => txid())).toMatch(/^\d+$/);
   });
 
+  it('an exhausted pool fails a checkout after its bound as "database unavailable", never hangs', async () => {
+    expect(new Database({ connectionString: t.info.appUrl }).pool.options.connectionTimeoutMillis).toBe(
+      10_000,
+    );
+    const small = new Database({ connectionString: t.info.appUrl, max: 1, connectionTimeoutMillis: 200 });
+    try {
+      let release!: () => void;
+      const held = small.transaction(() => new Promise<void>((r) => (release = r)));
+      await new Promise((r) => setTimeout(r, 50));
+      const error = await small.executor.execute(sql`select 1`).catch((e: unknown) => e);
+      expect(isDatabaseUnavailable(error)).toBe(true);
+      release();
+      await held;
+    } finally {
+      await small.close();
+    }
+  });
+
   it('requireTransaction() throws a typed error outside a transaction', async () => {
     expect(() => t.db.requireTransaction('outbox append')).toThrow(NotInTransactionError);
     await t.db.transaction(async () => {

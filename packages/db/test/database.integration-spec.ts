@@ -133,9 +133,9 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
   });
 
   it('an exhausted pool fails a checkout after its bound as "database unavailable", never hangs', async () => {
-    expect(new Database({ connectionString: t.info.appUrl }).pool.options.connectionTimeoutMillis).toBe(
-      10_000,
-    );
+    const defaults = new Database({ connectionString: t.info.appUrl });
+    expect(defaults.pool.options.connectionTimeoutMillis).toBe(10_000);
+    await defaults.close();
     const small = new Database({ connectionString: t.info.appUrl, max: 1, connectionTimeoutMillis: 200 });
     try {
       let release!: () => void;

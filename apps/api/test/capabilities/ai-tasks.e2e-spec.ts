@@ -134,6 +134,34 @@ describe('capability: AI text / category / image tasks (real processes)', () => 
     expect(title).toBe(`Generated: ${'x'.repeat(188)}`);
   });
 
+  it('a result made from an older revision never overwrites a field edited since; other fields still take it', async () => {
+    const draft = await stack.draft({ title: 'Desk', description: 'A' });
+    const patch = (body: Record<string, unknown>, rev: number) =>
+      stack.client.request('PATCH', stack.ws(`/product-drafts/${draft.id}`), {
+        body,
+        headers: { 'if-match': `"${rev}"` },
+      });
+    expect((await patch({ description: 'B (edited by hand)' }, 1)).status).toBe(200);
+    const stale = await createTask({ kind: 'text', draftId: draft.id, revision: 1, target: 'description' });
+    await stack.waitForOperation(stale.body.operation.id);
+    const kept = await task(stale.body.aiTask.id);
+    expect(kept).toMatchObject({ status: 'succeeded', resultRevision: null });
+    expect(kept.result!.text).toMatch(/^Generated/); // there for the client to apply by hand
+    expect(await draftAt(draft.id)).toMatchObject({
+      revision: 2,
+      data: { description: 'B (edited by hand)' },
+    });
+
+    // the title was not edited since revision 1: a title task made from revision 1 still applies
+    const title = await createTask({ kind: 'text', draftId: draft.id, revision: 1, target: 'title' });
+    await stack.waitForOperation(title.body.operation.id);
+    expect(await task(title.body.aiTask.id)).toMatchObject({ status: 'succeeded', resultRevision: 3 });
+    expect(await draftAt(draft.id)).toMatchObject({
+      revision: 3,
+      data: { title: expect.stringMatching(/^Generated/), description: 'B (edited by hand)' },
+    });
+  });
+
   it('the vendor bills and drops the response: the retry with the same key is a free replay, the task is billed once', async () => {
     const draft = await stack.draft({ title: 'Dropped AI answer' });
     await stack.admin.setFaults({ dropResponseRate: 1, routes: ['POST /ai/v1/*'] });

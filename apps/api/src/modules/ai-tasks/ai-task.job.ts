@@ -6,6 +6,7 @@ import {
   OutboxHandler,
   type JobContext,
 } from '@listing/outbox';
+import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { storableText } from '../../common/storable-text';
 import type { WorkspaceAuthContext } from '../../common/request-context';
@@ -80,7 +81,7 @@ export class AiTaskHandlers {
           });
         await this.tasks.markRunning(task);
         await this.operations.markRunning(operationId);
-        return { task, input: vendorInput(task, base.data) };
+        return { task, base: base.data, input: vendorInput(task, base.data) };
       });
       if (!plan) return { outcome: 'skipped' };
 
@@ -97,13 +98,21 @@ export class AiTaskHandlers {
         }
         const change = draftChange(plan.task, result);
         let resultRevision: number | null = null;
+        let notApplied: string[] = [];
+        const head = change ? await this.records.lockHead(PRODUCT_DRAFT_MODULE, plan.task.draftId) : null;
         if (change) {
-          const head = await this.records.lockHead(PRODUCT_DRAFT_MODULE, plan.task.draftId);
           if (!head)
             throw new PermanentJobError({
               code: 'RESOURCE_GONE',
               message: 'the product draft no longer exists',
             });
+          // The result was made from the base revision. A field edited since then keeps the edit
+          // (no silent lost update); the result stays on the task for the client to apply.
+          notApplied = Object.keys(change).filter(
+            (field) => !isDeepStrictEqual(head.payload[field], plan.base[field]),
+          );
+        }
+        if (change && head && notApplied.length === 0) {
           const auth: WorkspaceAuthContext = {
             userId: plan.task.createdBy,
             sessionId: '',
@@ -129,7 +138,14 @@ export class AiTaskHandlers {
           entityId: plan.task.draftId,
           revision: resultRevision,
           actor: 'system',
-          metadata: { aiTaskId, executionId: plan.task.executionId, operationId },
+          metadata: {
+            aiTaskId,
+            executionId: plan.task.executionId,
+            operationId,
+            ...(notApplied.length
+              ? { notApplied: notApplied.join(','), reason: 'EDITED_SINCE_BASE_REVISION' }
+              : {}),
+          },
         });
         await this.operations.markSucceeded(operationId);
         return { outcome: 'succeeded', resultRevision };

@@ -160,6 +160,25 @@ describe('capability: AI text / category / image tasks (real processes)', () => 
       revision: 3,
       data: { title: expect.stringMatching(/^Generated/), description: 'B (edited by hand)' },
     });
+    // the hand edit is the user's, the applied result the system's (on the user's behalf)
+    const { rows } = await t.owner.query(
+      `select revision, actor, actor_user_id is not null as has_user from audit_events
+        where entity_id = $1 and action = 'RECORD_UPDATED' order by revision`,
+      [draft.id],
+    );
+    expect(rows).toEqual([
+      { revision: 2, actor: 'user', has_user: true },
+      { revision: 3, actor: 'system', has_user: true },
+    ]);
+    const skipped = await t.owner.query(
+      `select metadata from audit_events where entity_id = $1 and action = 'FEATURE_AI_TEXT_SUCCEEDED'
+        and revision is null`,
+      [draft.id],
+    );
+    expect(skipped.rows[0].metadata).toMatchObject({
+      notApplied: 'description',
+      reason: 'EDITED_SINCE_BASE_REVISION',
+    });
   });
 
   it('the vendor bills and drops the response: the retry with the same key is a free replay, the task is billed once', async () => {

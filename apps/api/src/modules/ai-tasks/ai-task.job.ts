@@ -128,6 +128,7 @@ export class AiTaskHandlers {
               ...current,
               ...change,
             }),
+            'system',
           );
           resultRevision = view.revision;
         }

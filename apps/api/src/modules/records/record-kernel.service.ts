@@ -56,6 +56,8 @@ export class RecordKernelService {
     id: string,
     expectedRevision: number,
     change: (current: Record<string, unknown>) => Record<string, unknown>,
+    /** 'system': a worker applies a result on the user's behalf (auth names that user). */
+    actor: 'user' | 'system' = 'user',
   ): Promise<RecordView> {
     const head = await this.lockHeadAt(moduleCode, id, expectedRevision);
     const revision = head.revision + 1;
@@ -69,6 +71,7 @@ export class RecordKernelService {
       entityId: id,
       revision,
       actorUserId: auth.userId,
+      actor,
     });
     return view;
   }

@@ -268,6 +268,18 @@ describe('Idempotency-Key over HTTP (product drafts)', () => {
     expect(await count('idempotency_requests', 'idempotency_key = $1', [key])).toBe(2);
   });
 
+  it('the operations list filters by a whole resource or not at all (half a filter is a 422)', async () => {
+    const ops = `/v1/workspaces/${alice.workspaceId}/operations`;
+    expect((await alice.client.get(ops)).status).toBe(200);
+    expect(
+      (await alice.client.get(`${ops}?resourceType=publication&resourceId=${randomUUID()}`)).status,
+    ).toBe(200);
+    const half = await alice.client.get(`${ops}?resourceId=${randomUUID()}`);
+    expect(half.status).toBe(422);
+    expect(half.body).toMatchObject({ code: 'VALIDATION_FAILED' });
+    expect((await alice.client.get(`${ops}?resourceType=publication`)).status).toBe(422);
+  });
+
   it('a non-member cannot reach the workspace at all (404, nothing written)', async () => {
     const mallory = await registerUser(api.url);
     const res = await mallory.client.post(drafts(), { title: 'intrusion' }, { key: randomUUID() });

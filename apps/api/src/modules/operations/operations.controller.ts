@@ -9,11 +9,17 @@ import { AuthGuard } from '../auth/auth.guard';
 import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
 import { OperationsRepository } from './operations.repository';
 
-const listSchema = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  resourceType: z.string().max(64).optional(),
-  resourceId: z.uuid().optional(),
-});
+// The resource filter is a pair: half of it would silently list every operation instead.
+const listSchema = z
+  .strictObject({
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    resourceType: z.string().max(64).optional(),
+    resourceId: z.uuid().optional(),
+  })
+  .refine((q) => (q.resourceType === undefined) === (q.resourceId === undefined), {
+    message: 'resourceType and resourceId go together',
+    path: ['resourceId'],
+  });
 
 /** GET .../operations/{id}: the user-visible status of accepted asynchronous work. */
 @Controller('v1/workspaces/:workspaceId/operations')

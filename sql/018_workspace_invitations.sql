@@ -54,3 +54,19 @@ CREATE FUNCTION app_user_invitations(p_user_id uuid)
   $$;
 REVOKE ALL ON FUNCTION app_user_invitations(uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION app_user_invitations(uuid) TO app_user;
+
+-- One invitation addressed to the user (sent after the account existed), in any state: accepting
+-- again after a lost answer must find it answered, not unknown.
+CREATE FUNCTION app_user_invitation(p_user_id uuid, p_id uuid)
+  RETURNS TABLE (id uuid, workspace_id uuid, workspace_name text, role text, created_at timestamptz,
+                 expires_at timestamptz, accepted_at timestamptz, declined_at timestamptz)
+  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
+  AS $$
+    SELECT i.id, i.workspace_id, w.name, i.role, i.created_at, i.expires_at, i.accepted_at, i.declined_at
+      FROM users u
+      JOIN workspace_invitations i ON i.email = lower(u.email)
+      JOIN workspaces w ON w.id = i.workspace_id
+     WHERE u.id = p_user_id AND i.id = p_id AND i.sent_at > u.created_at
+  $$;
+REVOKE ALL ON FUNCTION app_user_invitation(uuid, uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION app_user_invitation(uuid, uuid) TO app_user;

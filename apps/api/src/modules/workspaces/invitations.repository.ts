@@ -60,18 +60,27 @@ export class InvitationsRepository {
     const { rows } = await this.db.executor.execute<ReceivedRow>(
       sql`select * from app_user_invitations(${userId})`,
     );
-    return rows.map((r) => ({
-      id: r.id,
-      workspace: { id: r.workspace_id, name: r.workspace_name },
-      role: r.role,
-      createdAt: new Date(r.created_at).toISOString(),
-      expiresAt: new Date(r.expires_at).toISOString(),
-    }));
+    return rows.map(toReceived);
   }
 
-  /** The user's open invitation with this id, or undefined. */
-  async findForUser(userId: string, id: string): Promise<ReceivedInvitation | undefined> {
-    return (await this.listForUser(userId)).find((i) => i.id === id);
+  /** The invitation with this id addressed to the user, in any state (sql/018), or undefined. */
+  async findForUser(
+    userId: string,
+    id: string,
+  ): Promise<(ReceivedInvitation & { state: 'open' | 'expired' | 'accepted' | 'declined' }) | undefined> {
+    const { rows } = await this.db.executor.execute<
+      ReceivedRow & { accepted_at: string | null; declined_at: string | null }
+    >(sql`select * from app_user_invitation(${userId}, ${id})`);
+    const r = rows[0];
+    if (!r) return undefined;
+    const state = r.accepted_at
+      ? 'accepted'
+      : r.declined_at
+        ? 'declined'
+        : new Date(r.expires_at).getTime() <= Date.now()
+          ? 'expired'
+          : 'open';
+    return { ...toReceived(r), state };
   }
 
   /** Inside withWorkspace: deletes an open invitation; false when there is none with this id. */
@@ -113,3 +122,13 @@ type ReceivedRow = {
   created_at: string | Date;
   expires_at: string | Date;
 };
+
+function toReceived(r: ReceivedRow): ReceivedInvitation {
+  return {
+    id: r.id,
+    workspace: { id: r.workspace_id, name: r.workspace_name },
+    role: r.role,
+    createdAt: new Date(r.created_at).toISOString(),
+    expiresAt: new Date(r.expires_at).toISOString(),
+  };
+}

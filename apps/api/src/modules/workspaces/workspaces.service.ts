@@ -78,25 +78,33 @@ export class WorkspacesService {
     return this.invitations.listForUser(userId);
   }
 
-  /** Accepts an invitation addressed to the caller: they become a member with its role. */
+  /**
+   * Accepts an invitation addressed to the caller: they become a member with its role. Accepting
+   * again (a retry after a lost answer, or a concurrent duplicate) answers the membership it made.
+   */
   async accept(auth: AuthContext, invitationId: string): Promise<{ workspace: WorkspaceMembership }> {
     const invitation = await this.invitations.findForUser(auth.userId, invitationId);
-    if (!invitation) throw new InvitationNotFoundError();
+    if (!invitation || (invitation.state !== 'open' && invitation.state !== 'accepted')) {
+      throw new InvitationNotFoundError();
+    }
     const { id, name } = invitation.workspace;
     return this.db.withWorkspace(id, async () => {
       const role = await this.invitations.answer(invitationId, 'accepted');
-      if (!role) throw new InvitationNotFoundError();
-      // Already a member (added since the invitation): the membership stays as it is.
-      const joined = await this.workspaces.insertMember(id, auth.userId, role);
-      return {
-        workspace: { id, name, role: joined ? role : (await this.workspaces.findRole(id, auth.userId))! },
-      };
+      if (role) {
+        // Already a member (added since the invitation): the membership stays as it is.
+        const joined = await this.workspaces.insertMember(id, auth.userId, role);
+        if (joined) return { workspace: { id, name, role } };
+      }
+      // Answered before (by this caller: it is addressed to them), or a member already.
+      const current = await this.workspaces.findRole(id, auth.userId);
+      if (!current) throw new InvitationNotFoundError();
+      return { workspace: { id, name, role: current } };
     });
   }
 
   async decline(auth: AuthContext, invitationId: string): Promise<void> {
     const invitation = await this.invitations.findForUser(auth.userId, invitationId);
-    if (!invitation) throw new InvitationNotFoundError();
+    if (invitation?.state !== 'open') throw new InvitationNotFoundError();
     await this.db.withWorkspace(invitation.workspace.id, async () => {
       if (!(await this.invitations.answer(invitationId, 'declined'))) throw new InvitationNotFoundError();
     });

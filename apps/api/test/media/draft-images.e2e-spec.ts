@@ -27,6 +27,11 @@ describe('product draft images', () => {
       { key: randomUUID() },
     );
     expect(res.status).toBe(201);
+    const audited = await t.owner.query(
+      `select action, actor_user_id from audit_events where entity_id = $1`,
+      [res.body.media.id],
+    );
+    expect(audited.rows).toEqual([{ action: 'MEDIA_CREATED', actor_user_id: user.userId }]);
     return res.body.media.id;
   };
   const drafts = (user: RegisteredUser) => `/v1/workspaces/${user.workspaceId}/product-drafts`;

@@ -75,6 +75,12 @@ describe('material transfers: allowlisted copy into object storage (real process
     });
     expect(accepted.body.operation).toMatchObject({ status: 'pending', kind: 'material-transfer.copy' });
     const id = accepted.body.transfer.id;
+    const audited = await t.owner.query(`select action, metadata from audit_events where entity_id = $1`, [
+      id,
+    ]);
+    expect(audited.rows).toEqual([
+      { action: 'MATERIAL_TRANSFER_CREATED', metadata: { operationId: accepted.body.operation.id } },
+    ]);
 
     await stack.waitForOperation(accepted.body.operation.id);
     const transfer = await getTransfer(id);

@@ -93,6 +93,15 @@ describe('media: upload → content → complete → worker derives (real proces
 
     const op = await stack.waitForOperation(accepted.body.operation.id);
     expect(op.error).toBeNull();
+    const audited = await t.owner.query(
+      `select action from audit_events where entity_id = $1 order by created_at, action`,
+      [id],
+    );
+    expect(audited.rows.map((r) => r.action)).toEqual([
+      'MEDIA_CREATED',
+      'MEDIA_CONTENT_UPLOADED',
+      'MEDIA_COMPLETED',
+    ]);
     const media = (await stack.client.get<{ media: Media }>(stack.ws(`/media/${id}`))).body.media;
     expect(media).toMatchObject({
       status: 'ready',

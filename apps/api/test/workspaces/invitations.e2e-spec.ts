@@ -158,6 +158,24 @@ describe('workspace invitations over HTTP', () => {
     expect((await hank.client.get<Received>('/v1/invitations')).body.items).toHaveLength(1);
   });
 
+  it('workspace and invitation changes are audited with ids and roles, never the email', async () => {
+    const ivy = await registerUser(api.url);
+    const inv = await owner.client.post<InvitationBody>(members(), { email: ivy.email, role: 'admin' });
+    await ivy.client.post(`/v1/invitations/${inv.body.invitation.id}/accept`);
+    const { rows } = await t.owner.query(
+      `select action, actor_user_id, metadata from audit_events
+        where (entity_id = $1 and entity_type = 'workspace_invitation') or (entity_id = $2 and action = 'WORKSPACE_CREATED')
+        order by created_at, action`,
+      [inv.body.invitation.id, ivy.workspaceId],
+    );
+    expect(rows).toEqual([
+      { action: 'WORKSPACE_CREATED', actor_user_id: ivy.userId, metadata: {} },
+      { action: 'MEMBER_INVITED', actor_user_id: owner.userId, metadata: { role: 'admin' } },
+      { action: 'INVITATION_ACCEPTED', actor_user_id: ivy.userId, metadata: { role: 'admin', joined: true } },
+    ]);
+    expect(JSON.stringify(rows)).not.toContain(ivy.email);
+  });
+
   it('a plain member cannot invite', async () => {
     const gina = await registerUser(api.url);
     const inv = await owner.client.post<InvitationBody>(members(), { email: gina.email, role: 'member' });

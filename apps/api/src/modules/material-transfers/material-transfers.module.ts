@@ -1,3 +1,4 @@
+import { AuditRepository } from '../audit/audit.repository';
 import { Module } from '@nestjs/common';
 import { MaterialTransfersController } from './material-transfers.controller';
 import { MaterialTransfersRepository } from './material-transfers.repository';
@@ -5,6 +6,6 @@ import { MaterialTransfersService } from './material-transfers.service';
 
 @Module({
   controllers: [MaterialTransfersController],
-  providers: [MaterialTransfersService, MaterialTransfersRepository],
+  providers: [MaterialTransfersService, MaterialTransfersRepository, AuditRepository],
 })
 export class MaterialTransfersModule {}

@@ -12,6 +12,7 @@ import { keysetPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { MEDIA_CONFIG, type MediaConfig } from '../../config/media-config';
 import { MaterialTransferExistsError, SourceNotAllowedError } from '../media/media.errors';
+import { AuditRepository } from '../audit/audit.repository';
 import { OperationsRepository } from '../operations/operations.repository';
 import { transferAcceptedPolicy, type TransferAccepted } from './material-transfer-result-policies';
 import type { MaterialTransferView } from './material-transfer-view';
@@ -42,6 +43,7 @@ export class MaterialTransfersService {
     private readonly transfers: MaterialTransfersRepository,
     private readonly operations: OperationsRepository,
     private readonly outbox: OutboxWriter,
+    private readonly audit: AuditRepository,
     @Inject(MEDIA_CONFIG) config: MediaConfig,
   ) {
     this.allowlist = parseAllowlist(config.MATERIAL_SOURCE_ALLOWLIST);
@@ -88,6 +90,14 @@ export class MaterialTransfersService {
         });
         // Throwing rolls back the operation inserted above with everything else.
         if (!inserted.inserted) throw new MaterialTransferExistsError(inserted.id, inserted.operationId);
+        // Ids only: the source URL may carry a signature (source_key is the stripped form).
+        await this.audit.append({
+          action: 'MATERIAL_TRANSFER_CREATED',
+          entityType: 'material_transfer',
+          entityId: id,
+          actorUserId: auth.userId,
+          metadata: { operationId },
+        });
         await this.outbox.appendJob(materialTransferJob, { transferId: id, operationId });
         const [transfer, operation] = await Promise.all([
           this.transfers.findAsAccepted(id),

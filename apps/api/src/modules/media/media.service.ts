@@ -11,6 +11,7 @@ import { ResourceNotFoundError } from '../../common/domain-errors';
 import { keysetPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { MEDIA_CONFIG, type MediaConfig } from '../../config/media-config';
+import { AuditRepository } from '../audit/audit.repository';
 import { OBJECT_STORAGE, type ObjectStorage } from '../object-storage/object-storage';
 import { OperationsRepository } from '../operations/operations.repository';
 import { isImageType, sniffImageType } from './image-sniffer';
@@ -40,6 +41,7 @@ export class MediaService {
     private readonly media: MediaRepository,
     private readonly operations: OperationsRepository,
     private readonly outbox: OutboxWriter,
+    private readonly audit: AuditRepository,
     @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
     @Inject(MEDIA_CONFIG) private readonly config: MediaConfig,
   ) {}
@@ -70,6 +72,12 @@ export class MediaService {
           size: upload.size,
           originalKey: originalKey(auth.workspaceId, id),
           createdBy: auth.userId,
+        });
+        await this.audit.append({
+          action: 'MEDIA_CREATED',
+          entityType: 'media',
+          entityId: id,
+          actorUserId: auth.userId,
         });
         return (await this.media.findAsCreated(id))!;
       },
@@ -104,6 +112,13 @@ export class MediaService {
       if (actual !== row.content_type) throw new MediaTypeMismatchError(row.content_type, actual);
       await this.storage.put(row.original_key, bytes, { contentType: row.content_type });
       await this.media.markUploaded(id);
+      await this.audit.append({
+        action: 'MEDIA_CONTENT_UPLOADED',
+        entityType: 'media',
+        entityId: id,
+        actorUserId: auth.userId,
+        metadata: { size: bytes.length },
+      });
       return (await this.media.find(id))!;
     });
   }
@@ -132,6 +147,13 @@ export class MediaService {
           createdBy: auth.userId,
         });
         await this.media.markProcessing(id, operationId);
+        await this.audit.append({
+          action: 'MEDIA_COMPLETED',
+          entityType: 'media',
+          entityId: id,
+          actorUserId: auth.userId,
+          metadata: { operationId },
+        });
         await this.outbox.appendJob(mediaProcessJob, { mediaId: id, operationId });
         const [media, operation] = await Promise.all([
           this.media.findAsAccepted(id),

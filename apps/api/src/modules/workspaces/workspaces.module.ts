@@ -1,3 +1,4 @@
+import { AuditRepository } from '../audit/audit.repository';
 import { Module } from '@nestjs/common';
 import { AuthRepository } from '../auth/auth.repository';
 import { InvitationsRepository } from './invitations.repository';
@@ -7,7 +8,13 @@ import { WorkspacesService } from './workspaces.service';
 
 @Module({
   controllers: [WorkspacesController, InvitationsController],
-  providers: [WorkspacesService, WorkspacesRepository, InvitationsRepository, AuthRepository],
+  providers: [
+    WorkspacesService,
+    WorkspacesRepository,
+    InvitationsRepository,
+    AuthRepository,
+    AuditRepository,
+  ],
   exports: [WorkspacesService],
 })
 export class WorkspacesModule {}

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
+import { AuditRepository } from '../audit/audit.repository';
 import { AuthRepository } from '../auth/auth.repository';
 import { ForbiddenError, InvitationNotFoundError, MemberExistsError } from '../../common/domain-errors';
 import type { AuthContext, WorkspaceAuthContext } from '../../common/request-context';
@@ -20,6 +21,7 @@ export class WorkspacesService {
     private readonly db: Database,
     private readonly workspaces: WorkspacesRepository,
     private readonly invitations: InvitationsRepository,
+    private readonly audit: AuditRepository,
     private readonly users: AuthRepository,
   ) {}
 
@@ -29,6 +31,12 @@ export class WorkspacesService {
     await this.db.withWorkspace(id, async () => {
       await this.workspaces.insertWorkspace(id, name, userId);
       await this.workspaces.insertMember(id, userId, 'owner');
+      await this.audit.append({
+        action: 'WORKSPACE_CREATED',
+        entityType: 'workspace',
+        entityId: id,
+        actorUserId: userId,
+      });
     });
     return { id, name, role: 'owner' };
   }
@@ -61,6 +69,14 @@ export class WorkspacesService {
         invitedBy: auth.userId,
         ttlSeconds: INVITATION_TTL_SECONDS,
       });
+      // The invitation id and role only: the email stays in its own row.
+      await this.audit.append({
+        action: 'MEMBER_INVITED',
+        entityType: 'workspace_invitation',
+        entityId: invitation.id,
+        actorUserId: auth.userId,
+        metadata: { role },
+      });
       return { invitation };
     });
   }
@@ -70,6 +86,12 @@ export class WorkspacesService {
     if (auth.role === 'member') throw new ForbiddenError('only owners and admins withdraw invitations');
     await this.db.withWorkspace(auth.workspaceId, async () => {
       if (!(await this.invitations.withdraw(invitationId))) throw new InvitationNotFoundError();
+      await this.audit.append({
+        action: 'INVITATION_WITHDRAWN',
+        entityType: 'workspace_invitation',
+        entityId: invitationId,
+        actorUserId: auth.userId,
+      });
     });
   }
 
@@ -93,6 +115,13 @@ export class WorkspacesService {
       if (role) {
         // Already a member (added since the invitation): the membership stays as it is.
         const joined = await this.workspaces.insertMember(id, auth.userId, role);
+        await this.audit.append({
+          action: 'INVITATION_ACCEPTED',
+          entityType: 'workspace_invitation',
+          entityId: invitationId,
+          actorUserId: auth.userId,
+          metadata: { role, joined },
+        });
         if (joined) return { workspace: { id, name, role } };
       }
       // Answered before (by this caller: it is addressed to them), or a member already.
@@ -107,6 +136,12 @@ export class WorkspacesService {
     if (invitation?.state !== 'open') throw new InvitationNotFoundError();
     await this.db.withWorkspace(invitation.workspace.id, async () => {
       if (!(await this.invitations.answer(invitationId, 'declined'))) throw new InvitationNotFoundError();
+      await this.audit.append({
+        action: 'INVITATION_DECLINED',
+        entityType: 'workspace_invitation',
+        entityId: invitationId,
+        actorUserId: auth.userId,
+      });
     });
   }
 }

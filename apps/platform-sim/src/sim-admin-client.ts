@@ -69,6 +69,13 @@ export class SimAdminClient {
     });
   }
 
+  removeProduct(storeExternalId: string, productId: string): Promise<unknown> {
+    return this.request(
+      'DELETE',
+      `/admin/stores/${encodeURIComponent(storeExternalId)}/products/${encodeURIComponent(productId)}`,
+    );
+  }
+
   setCursorLoop(storeExternalId: string, on: boolean): Promise<unknown> {
     return this.request('POST', `/admin/stores/${encodeURIComponent(storeExternalId)}/products/cursor-loop`, {
       on,

@@ -72,8 +72,29 @@ describe('capability: full sync of a store (real processes)', () => {
     );
     expect(rows[0].syncs).toBe(1); // every row was seen by the latest sync
 
+    // Products deleted on the marketplace leave the list once a complete sync no longer sees them.
+    const gone = (
+      await t.owner.query(
+        `select platform_product_id as id from store_products where store_id = $1 order by platform_product_id limit 2`,
+        [store.id],
+      )
+    ).rows.map((r) => r.id as string);
+    for (const id of gone) await stack.admin.removeProduct(store.storeExternalId, id);
+    const third = await startSync();
+    await stack.waitForOperation(third.body.operation.id);
+    expect(await storeProducts()).toBe(258);
+    const left = await t.owner.query(
+      `select count(*)::int as n from store_products where store_id = $1 and platform_product_id = any($2)`,
+      [store.id, gone],
+    );
+    expect(left.rows[0].n).toBe(0);
+
     const list = await stack.client.get<{ items: Array<{ id: string }> }>(stack.ws('/store-syncs'));
-    expect(list.body.items.map((s) => s.id)).toEqual([again.body.sync.id, first.body.sync.id]);
+    expect(list.body.items.map((s) => s.id)).toEqual([
+      third.body.sync.id,
+      again.body.sync.id,
+      first.body.sync.id,
+    ]);
   });
 
   it("lists the store's synced products page by page (keyset on the platform id); 404 for a store not in the workspace", async () => {

@@ -79,6 +79,15 @@ export function registerAdminRoutes(app: FastifyInstance, state: SimState, optio
         });
       });
 
+      admin.delete('/stores/:storeExternalId/products/:productId', async (request, reply) => {
+        const { storeExternalId, productId } = parseBody(
+          z.object({ storeExternalId: z.string().min(1), productId: z.string().min(1) }),
+          request.params,
+        );
+        if (!state.marketplace.remove(storeExternalId, productId)) return reply.code(404).send({ productId });
+        return reply.code(204).send();
+      });
+
       // A misbehaving marketplace for tests: the store's listing hands back the first page's cursor.
       admin.post('/stores/:storeExternalId/products/cursor-loop', async (request, reply) => {
         const { storeExternalId } = parseBody(storeParams, request.params);

@@ -116,6 +116,15 @@ export class MarketplaceStore {
     return { items, nextCursor: start < rows.length ? encodeCursor(last) : null };
   }
 
+  /** Takes a product off the store, as if deleted on the marketplace. True when it was there. */
+  remove(storeExternalId: string, productId: string): boolean {
+    const rows = this.byStore.get(storeExternalId) ?? [];
+    const at = rows.findIndex((r) => r.product.productId === productId);
+    if (at < 0) return false;
+    rows.splice(at, 1); // rows stay in sequence order: the cursor search still works
+    return true;
+  }
+
   countFor(storeExternalId: string): number {
     return this.byStore.get(storeExternalId)?.length ?? 0;
   }

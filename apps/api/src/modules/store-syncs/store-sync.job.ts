@@ -94,13 +94,15 @@ export class StoreSyncHandlers {
             throw new CheckpointMovedError('the sync moved under this delivery');
           }
           if (next === null) {
+            // A full listing ended: what it did not see is no longer on the marketplace.
+            const removed = await this.syncs.deleteUnseen(plan.storeId, syncId);
             await this.operations.markSucceeded(operationId);
             await this.audit.append({
               action: 'STORE_SYNC_SUCCEEDED',
               entityType: 'store_sync',
               entityId: syncId,
               actor: 'system',
-              metadata: { storeId: plan.storeId, operationId },
+              metadata: { storeId: plan.storeId, operationId, removed },
             });
           }
         });

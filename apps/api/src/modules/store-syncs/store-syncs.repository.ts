@@ -114,6 +114,18 @@ export class StoreSyncsRepository {
     }));
   }
 
+  /**
+   * After a complete listing: the store's products this sync did not see are gone from the
+   * marketplace. Only one sync per store runs at a time, so every row it saw carries its id.
+   */
+  async deleteUnseen(storeId: string, syncId: string): Promise<number> {
+    const r = await this.db.executor.execute(sql`
+      delete from store_products
+       where workspace_id = app_current_workspace() and store_id = ${storeId}
+         and last_sync_id is distinct from ${syncId}`);
+    return r.rowCount ?? 0;
+  }
+
   /** Idempotent upserts keyed by (store, platform product id). */
   async upsertProducts(storeId: string, syncId: string, items: PlatformProduct[]): Promise<void> {
     if (items.length === 0) return;

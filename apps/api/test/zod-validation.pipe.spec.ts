@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ValidationFailedError } from '../src/common/domain-errors';
-import { isStorable, storableText } from '../src/common/storable-text';
+import { isStorable, storableJson, storableText } from '../src/common/storable-text';
 import { ZodValidationPipe } from '../src/common/zod-validation.pipe';
 
 describe('ZodValidationPipe', () => {
@@ -46,5 +46,10 @@ describe('ZodValidationPipe', () => {
     expect(cut).toBe('x'.repeat(199));
     expect(isStorable(cut)).toBe(true);
     expect(storableText('short', 200)).toBe('short');
+    expect(storableJson({ text: 'a\u0000', path: ['x\ud800', 1], ['k\u0000']: null }, 100)).toEqual({
+      text: 'a',
+      path: ['x\uFFFD', 1],
+      k: null,
+    });
   });
 });

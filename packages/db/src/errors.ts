@@ -31,7 +31,6 @@ export class TransactionAbortedError extends DatabaseLayerError {
   }
 }
 
-/** withWorkspace(B) was called inside a transaction already bound to workspace A. */
 /**
  * Work that outlived its transaction (an un-awaited promise started inside it) tried to use it:
  * its connection is back in the pool, perhaps inside another request's transaction.
@@ -43,6 +42,7 @@ export class TransactionClosedError extends DatabaseLayerError {
   }
 }
 
+/** withWorkspace(B) was called inside a transaction already bound to workspace A. */
 export class WorkspaceContextConflictError extends DatabaseLayerError {
   readonly code = 'DB_WORKSPACE_CONTEXT_CONFLICT';
   constructor(current: string, requested: string) {

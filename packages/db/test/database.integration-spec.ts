@@ -119,13 +119,15 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
   it('work that outlives its transaction cannot use it: its connection is back in the pool', async () => {
     let leaked: Promise<unknown> | undefined;
     let leakedNested: Promise<unknown> | undefined;
+    let ended!: () => void;
+    const later = new Promise<void>((r) => (ended = r));
     await t.db.withWorkspace(ws.workspaceId, async () => {
-      // not awaited: runs after the transaction ended, still inside its async context
-      const later = new Promise((r) => setTimeout(r, 30));
+      // not awaited: runs once the transaction has ended, still inside its async context
       leaked = later.then(() => t.db.executor.execute(sql`select current_setting('app.workspace_id', true)`));
       leakedNested = later.then(() => t.db.transaction(() => txid()));
       await txid();
     });
+    ended();
     await expect(leaked).rejects.toBeInstanceOf(TransactionClosedError);
     await expect(leakedNested).rejects.toBeInstanceOf(TransactionClosedError);
     // the same context afterwards, awaited properly in a new transaction, works

@@ -20,3 +20,13 @@ export function storableText(text: string, maxUnits: number): string {
   const cut = clean.slice(0, maxUnits);
   return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
 }
+
+/** A provider's JSON made storable: every string (and key) through storableText(…, maxUnits). */
+export function storableJson(value: unknown, maxUnits: number): unknown {
+  if (typeof value === 'string') return storableText(value, maxUnits);
+  if (Array.isArray(value)) return value.map((v) => storableJson(v, maxUnits));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [storableText(k, maxUnits), storableJson(v, maxUnits)]),
+  );
+}

@@ -171,6 +171,12 @@ describe('authentication', () => {
         guesses.push(await login(from, 'Victim@Example.test'));
       expect(guesses).toEqual([401, 401, 401, 429]);
       expect(await login('198.51.100.5', 'other@example.test')).toBe(401);
+      // concurrent guesses from many addresses: still only the account's budget gets checked
+      const burst = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => login(`203.0.113.${i + 1}`, 'burst@example.test')),
+      );
+      expect(burst.filter((st) => st === 401)).toHaveLength(3);
+      expect(burst.filter((st) => st === 429)).toHaveLength(5);
       // every address of one /64 is one client (2 a minute); the next /64 is another
       const sameBlock = [];
       for (const [i, from] of ['2001:db8:7:7::1', '2001:db8:7:7::2', '2001:db8:7:7:ffff::3'].entries())

@@ -278,6 +278,7 @@ describe('Idempotency-Key over HTTP (product drafts)', () => {
     expect(half.status).toBe(422);
     expect(half.body).toMatchObject({ code: 'VALIDATION_FAILED' });
     expect((await alice.client.get(`${ops}?resourceType=publication`)).status).toBe(422);
+    expect((await alice.client.get(`${ops}?resourceType=&resourceId=${randomUUID()}`)).status).toBe(422);
   });
 
   it('a non-member cannot reach the workspace at all (404, nothing written)', async () => {

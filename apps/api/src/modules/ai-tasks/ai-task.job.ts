@@ -8,7 +8,7 @@ import {
 } from '@listing/outbox';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
-import { storableText } from '../../common/storable-text';
+import { storableJson, storableText } from '../../common/storable-text';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { AuditRepository } from '../audit/audit.repository';
 import { OperationsRepository } from '../operations/operations.repository';
@@ -185,8 +185,11 @@ function vendorInput(task: AiTaskWork, data: Record<string, unknown>): Record<st
 
 /** What is kept of the vendor's answer (its billing ids are not). */
 function resultOf(kind: AiWorkKind, output: Record<string, unknown>): Record<string, unknown> {
+  // Stored as jsonb: vendor text with a NUL or a split emoji would fail every attempt.
   const pick = (...fields: string[]) =>
-    Object.fromEntries(fields.filter((f) => output[f] !== undefined).map((f) => [f, output[f]]));
+    Object.fromEntries(
+      fields.filter((f) => output[f] !== undefined).map((f) => [f, storableJson(output[f], 20_000)]),
+    );
   if (kind === 'text') return pick('text', 'model', 'resultId');
   if (kind === 'category') return pick('categoryId', 'path', 'confidence', 'resultId');
   return pick('imageUrl', 'width', 'height', 'contentType', 'resultId');

@@ -1,6 +1,5 @@
 import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import type { z } from 'zod';
-import { InvalidCredentialsError } from '../../common/domain-errors';
 import { Auth, type AuthContext } from '../../common/request-context';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { AuthGuard } from './auth.guard';
@@ -27,12 +26,9 @@ export class AuthController {
   @HttpCode(200)
   @RateLimit('login')
   async login(@Body(new ZodValidationPipe(loginSchema)) body: z.infer<typeof loginSchema>) {
-    try {
-      return await this.auth.login(body.email, body.password);
-    } catch (error) {
-      if (error instanceof InvalidCredentialsError) await this.limits.chargeFailedLogin(body.email);
-      throw error;
-    }
+    const session = await this.auth.login(body.email, body.password);
+    await this.limits.refundLoginAttempt(body.email); // only failed logins use up the account's budget
+    return session;
   }
 
   @Post('refresh')

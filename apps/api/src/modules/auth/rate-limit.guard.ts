@@ -22,10 +22,9 @@ const RATE_LIMIT = 'listing:rate-limit';
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * `auth`: per client (its address; IPv6 by /64) and route. `login`: `auth`, and refused while the
- * account (the email sent) has used up its failed logins, whatever the address, so many addresses
- * cannot guess one password; only failures count (AuthController charges them), so nobody is
- * locked out by logging in. `user`: per authenticated user, reads (GET, HEAD, OPTIONS) and writes
+ * `auth`: per client (its address; IPv6 by /64) and route. `login`: `auth`, and per account (the
+ * email sent) whatever the address, so many addresses cannot guess one password; a login that
+ * succeeds gives its attempt back (AuthController), so nobody is locked out by logging in. `user`: per authenticated user, reads (GET, HEAD, OPTIONS) and writes
  * counted apart, so polling an operation never uses up the budget for writes.
  */
 export const RateLimit = (bucket: RateLimitBucket) => SetMetadata(RATE_LIMIT, bucket);
@@ -92,16 +91,17 @@ export class RateLimits implements OnModuleInit, OnApplicationShutdown {
     clearTimeout(timer);
   }
 
-  /** Seconds until the account may try to log in again (its failures used up), else 0. */
-  async loginAccountWait(email: string): Promise<number> {
-    const res = await this.loginAccount.get(accountKey(email));
-    if (!res || res.remainingPoints > 0) return 0;
-    return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+  /**
+   * Takes one login attempt of the account (atomically, so concurrent guesses cannot all slip
+   * in); 0 when allowed, else the seconds to wait. A login that succeeds gives it back.
+   */
+  takeLoginAttempt(email: string): Promise<number> {
+    return this.takeShared(this.loginAccount, accountKey(email));
   }
 
-  /** Counts a failed login against the account. */
-  async chargeFailedLogin(email: string): Promise<void> {
-    await this.takeShared(this.loginAccount, accountKey(email));
+  /** Gives back the attempt of a login that succeeded: an owner logging in never locks the account. */
+  async refundLoginAttempt(email: string): Promise<void> {
+    await this.loginAccount.reward(accountKey(email), 1).catch(() => undefined);
   }
 
   /** Takes one token of a shared bucket for `key`; returns 0 when allowed, else the seconds to wait. */
@@ -154,7 +154,7 @@ export class RateLimitGuard implements CanActivate {
     const route = request.routeOptions?.url ?? request.url.split('?')[0];
     let wait = await this.limiters.takeShared(this.limiters.auth, `${clientSubject(request.ip)} ${route}`);
     const account = bucket === 'login' ? loginEmail(request.body) : null;
-    if (wait === 0 && account) wait = await this.limiters.loginAccountWait(account);
+    if (wait === 0 && account) wait = await this.limiters.takeLoginAttempt(account);
     if (wait > 0) throw new RateLimitedError(wait);
     return true;
   }

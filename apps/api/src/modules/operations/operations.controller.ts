@@ -13,7 +13,7 @@ import { OperationsRepository } from './operations.repository';
 const listSchema = z
   .strictObject({
     limit: z.coerce.number().int().min(1).max(100).default(20),
-    resourceType: z.string().max(64).optional(),
+    resourceType: z.string().min(1).max(64).optional(),
     resourceId: z.uuid().optional(),
   })
   .refine((q) => (q.resourceType === undefined) === (q.resourceId === undefined), {
@@ -48,7 +48,10 @@ export class OperationsController {
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Query(new ZodValidationPipe(listSchema)) q: z.infer<typeof listSchema>,
   ) {
-    const resource = q.resourceType && q.resourceId ? { type: q.resourceType, id: q.resourceId } : undefined;
+    const resource =
+      q.resourceType !== undefined && q.resourceId !== undefined
+        ? { type: q.resourceType, id: q.resourceId }
+        : undefined;
     return this.db.withWorkspace(auth.workspaceId, async () => ({
       items: await this.operations.list(q.limit, resource),
     }));

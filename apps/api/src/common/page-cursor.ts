@@ -32,6 +32,15 @@ export function decodeCursor(cursor: string | undefined): PagePosition | undefin
   }
 }
 
+/**
+ * The sort key of every newest-first list: created_at at the cursor's millisecond precision, then
+ * id. Written in UTC so the expression is immutable and each table has an index on exactly it
+ * (sql/019): a page is an index range, not a sort of the whole workspace.
+ */
+function pageKey(createdAt: SQL, id: SQL): SQL {
+  return sql`(date_trunc('milliseconds', ${createdAt} at time zone 'UTC'), ${id})`;
+}
+
 /** `and (created_at, id) < cursor` for a table aliased or not; empty without a cursor. */
 export function afterCursor(
   after: PagePosition | undefined,
@@ -39,8 +48,13 @@ export function afterCursor(
   id: SQL = sql`id`,
 ): SQL {
   return after
-    ? sql`and (date_trunc('milliseconds', ${createdAt}), ${id}) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`
+    ? sql`and ${pageKey(createdAt, id)} < ((${after.createdAt}::timestamptz at time zone 'UTC'), ${after.id}::uuid)`
     : sql``;
+}
+
+/** `order by` of the same key, newest first. */
+export function pageOrder(createdAt: SQL = sql`created_at`, id: SQL = sql`id`): SQL {
+  return sql`order by date_trunc('milliseconds', ${createdAt} at time zone 'UTC') desc, ${id} desc`;
 }
 
 /** Cuts a `limit + 1` fetch into a page and its next cursor. */

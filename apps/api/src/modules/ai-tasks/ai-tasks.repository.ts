@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
 import { sql } from '@listing/db';
-import { afterCursor, type PagePosition } from '../../common/page-cursor';
+import { afterCursor, pageOrder, type PagePosition } from '../../common/page-cursor';
 import type { AiTaskKind, AiTaskStatus, AiTaskView } from './ai-task-view';
 
 type TaskRow = {
@@ -101,7 +101,7 @@ export class AiTasksRepository {
   async list(limit: number, after?: PagePosition): Promise<AiTaskView[]> {
     const { rows } = await this.db.executor.execute<TaskRow>(sql`
       select ${COLUMNS} from ai_tasks where workspace_id = app_current_workspace() ${afterCursor(after)}
-       order by date_trunc('milliseconds', created_at) desc, id desc limit ${limit}`);
+       ${pageOrder()} limit ${limit}`);
     return rows.map(toView);
   }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
 import { sql } from '@listing/db';
+import { afterCursor, pageOrder } from '../../common/page-cursor';
 import type { MaterialTransferView, TransferStatus } from './material-transfer-view';
 
 export type TransferRow = {
@@ -104,8 +105,8 @@ export class MaterialTransfersRepository {
     const { rows } = await this.db.executor.execute<TransferRow>(sql`
       select ${COLUMNS} from material_transfers
        where workspace_id = app_current_workspace()
-         ${after ? sql`and (date_trunc('milliseconds', created_at), id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)` : sql``}
-       order by date_trunc('milliseconds', created_at) desc, id desc limit ${limit}`);
+         ${afterCursor(after)}
+       ${pageOrder()} limit ${limit}`);
     return rows.map(toView);
   }
 

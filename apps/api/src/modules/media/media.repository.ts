@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
 import { sql } from '@listing/db';
+import { afterCursor, pageOrder } from '../../common/page-cursor';
 import type { MediaStatus, MediaView } from './media-view';
 
 export type MediaRow = {
@@ -106,8 +107,8 @@ export class MediaRepository {
     const { rows } = await this.db.executor.execute<MediaRow>(sql`
       select ${COLUMNS} from media
        where workspace_id = app_current_workspace()
-         ${after ? sql`and (date_trunc('milliseconds', created_at), id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)` : sql``}
-       order by date_trunc('milliseconds', created_at) desc, id desc limit ${limit}`);
+         ${afterCursor(after)}
+       ${pageOrder()} limit ${limit}`);
     return rows.map(toView);
   }
 

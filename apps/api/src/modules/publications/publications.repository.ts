@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
 import { sql } from '@listing/db';
-import { afterCursor, type PagePosition } from '../../common/page-cursor';
+import { afterCursor, pageOrder, type PagePosition } from '../../common/page-cursor';
 import type { PublicationStatus, PublicationView } from './publication-view';
 
 type PublicationRow = {
@@ -56,7 +56,7 @@ export class PublicationsRepository {
   async list(limit: number, after?: PagePosition): Promise<PublicationView[]> {
     const { rows } = await this.db.executor.execute<PublicationRow>(sql`
       select ${COLUMNS} from publications where workspace_id = app_current_workspace() ${afterCursor(after)}
-       order by date_trunc('milliseconds', created_at) desc, id desc limit ${limit}`);
+       ${pageOrder()} limit ${limit}`);
     return rows.map(toView);
   }
 

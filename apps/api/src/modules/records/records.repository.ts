@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
 import { sql } from '@listing/db';
+import { afterCursor, pageOrder } from '../../common/page-cursor';
 import { IntegrityError } from '../../common/domain-errors';
 import type { FeatureExecutionView, RecordView, RevisionSnapshot } from './record-view';
 
@@ -110,8 +111,8 @@ export class RecordsRepository {
         from records r
         join record_revisions v on v.workspace_id = r.workspace_id and v.record_id = r.id and v.revision = r.revision
        where r.workspace_id = app_current_workspace() and r.module_code = ${moduleCode}
-         ${after ? sql`and (date_trunc('milliseconds', r.created_at), r.id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)` : sql``}
-       order by date_trunc('milliseconds', r.created_at) desc, r.id desc
+         ${afterCursor(after, sql`r.created_at`, sql`r.id`)}
+       ${pageOrder(sql`r.created_at`, sql`r.id`)}
        limit ${limit}`);
     return rows.map((row) =>
       toView(verified(row, row.workspace_id, moduleCode, row.record_id, row.revision)),

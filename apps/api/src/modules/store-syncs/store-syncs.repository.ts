@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Database, sql } from '@listing/db';
-import { afterCursor, type PagePosition } from '../../common/page-cursor';
+import { afterCursor, pageOrder, type PagePosition } from '../../common/page-cursor';
 import { storableText } from '../../common/storable-text';
 import type { PlatformProduct } from '../platform/platform.client';
 import type { StoreProductView, StoreSyncStatus, StoreSyncView } from './store-sync-view';
@@ -55,7 +55,7 @@ export class StoreSyncsRepository {
   async list(limit: number, after?: PagePosition): Promise<StoreSyncView[]> {
     const { rows } = await this.db.executor.execute<SyncRow>(sql`
       select ${COLUMNS} from store_syncs where workspace_id = app_current_workspace() ${afterCursor(after)}
-       order by date_trunc('milliseconds', created_at) desc, id desc limit ${limit}`);
+       ${pageOrder()} limit ${limit}`);
     return rows.map(toView);
   }
 

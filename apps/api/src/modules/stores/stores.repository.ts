@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
 import { sql } from '@listing/db';
-import { afterCursor, type PagePosition } from '../../common/page-cursor';
+import { afterCursor, pageOrder, type PagePosition } from '../../common/page-cursor';
 import type { EncryptedCredentials } from './credential-cipher';
 import type { StoreStatus, StoreView } from './store-view';
 
@@ -97,7 +97,7 @@ export class StoresRepository {
   async list(limit: number, after?: PagePosition): Promise<StoreView[]> {
     const { rows } = await this.db.executor.execute<StoreRow>(sql`
       ${VIEW} where s.workspace_id = app_current_workspace() ${afterCursor(after, sql`s.created_at`, sql`s.id`)}
-       order by date_trunc('milliseconds', s.created_at) desc, s.id desc limit ${limit}`);
+       ${pageOrder(sql`s.created_at`, sql`s.id`)} limit ${limit}`);
     return rows.map(toView);
   }
 

@@ -97,4 +97,6 @@ export const outboxEvents = pgTable('outbox_events', {
   createdAt: createdAt(),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   dispatchedAt: timestamp('dispatched_at', { withTimezone: true }),
+  /** When a worker ran the job's dead-letter reaction (sql/015). */
+  deadLetterHandledAt: timestamp('dead_letter_handled_at', { withTimezone: true }),
 });

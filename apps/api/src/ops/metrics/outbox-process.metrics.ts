@@ -6,7 +6,7 @@ import type {
   QueueProducer,
 } from '@listing/outbox';
 import { redactError } from '@listing/outbox';
-import { UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, RateLimitError, UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -115,7 +115,7 @@ export function instrumentDispatcher(
 
 /**
  * Worker metrics and per-job logs. Wraps the runtime's public processor on the instance (BullMQ
- * calls it through `this.process(job)`), so the engine needs no hook. A job is final when BullMQ
+ * calls it through `this.process(job, token)`), so the engine needs no hook. A job is final when BullMQ
  * will not retry it: then the runtime dead-letters its outbox event.
  */
 export function instrumentWorkerRuntime(
@@ -132,7 +132,7 @@ export function instrumentWorkerRuntime(
   });
   const jobs = new Counter({
     name: 'listing_worker_jobs_total',
-    help: 'Jobs processed by queue, job and outcome (completed, duplicate: inbox said already applied, failed)',
+    help: 'Jobs processed by queue, job and outcome (completed, duplicate: inbox said already applied, failed, postponed: put back without an attempt)',
     labelNames: ['queue', 'job', 'outcome'],
     registers: [registry],
   });
@@ -143,7 +143,9 @@ export function instrumentWorkerRuntime(
     registers: [registry],
   });
   const process_ = runtime.process.bind(runtime);
-  runtime.process = async (job: Job) => {
+  // The token (the job's lock) must reach the runtime: without it a job cannot be moved back to
+  // the delayed set (an unknown job type waiting for a newer worker) and fails instead.
+  runtime.process = async (job: Job, token?: string) => {
     const labels = { queue: job.queueName, job: job.name };
     const log = logger.child({
       jobId: job.id,
@@ -156,7 +158,7 @@ export function instrumentWorkerRuntime(
     const started = process.hrtime.bigint();
     log.debug('job started');
     try {
-      const outcome = await process_(job);
+      const outcome = await process_(job, token);
       const kind = outcome.duplicate ? 'duplicate' : 'completed';
       const took = seconds(started);
       duration.observe({ ...labels, outcome: kind }, took);
@@ -164,6 +166,12 @@ export function instrumentWorkerRuntime(
       log.info({ outcome: kind, durationMs: Math.round(took * 1000) }, 'job finished');
       return outcome;
     } catch (error) {
+      if (error instanceof DelayedError || error instanceof RateLimitError) {
+        // Put back without an attempt (unknown job type, database unreachable): not a failure.
+        jobs.inc({ ...labels, outcome: 'postponed' });
+        log.info({ durationMs: Math.round(seconds(started) * 1000) }, 'job postponed');
+        throw error;
+      }
       const final = error instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       const took = seconds(started);
       duration.observe({ ...labels, outcome: 'failed' }, took);

@@ -86,11 +86,18 @@ export class DeadLetterReactor {
           const reaction = this.options.registry.deadLetterReaction(dead.type);
           if (reaction) {
             const parsed = definition.schema.safeParse(dead.payload);
-            if (parsed.success) await reaction(parsed.data, { eventId: dead.id, workspaceId });
-            else
-              this.logger.warn('dead letter with a payload that does not parse: no reaction', {
+            if (!parsed.success) {
+              // Written by a version whose schema this one does not read: left for a worker that
+              // can (recorded as handled, its operation would stay open for good). Loud: a deploy
+              // changed a payload incompatibly.
+              this.logger.error('dead letter with a payload this version cannot read: left unhandled', {
                 event: dead.id,
+                type: dead.type,
               });
+              skipped.add(dead.id);
+              return 'skipped';
+            }
+            await reaction(parsed.data, { eventId: dead.id, workspaceId });
           }
           await this.outbox.markDeadLetterHandled(dead.id);
           return 'handled';

@@ -141,6 +141,21 @@ describe('DeadLetterReactor (real PostgreSQL)', () => {
     expect(await unhandled(ids)).toBe(1);
   });
 
+  it('a dead letter whose payload this version cannot read is left unhandled (and said loudly), not recorded as handled', async () => {
+    const ids = await deadLetters(2);
+    await t.owner.query(`update outbox_events set payload = '{"n":"one"}' where id = $1`, [ids[0]]);
+    const errors: string[] = [];
+    const logger = {
+      info: () => undefined,
+      warn: () => undefined,
+      error: (msg: string) => errors.push(msg),
+    };
+    expect(await new DeadLetterReactor({ db: t.agentDb, registry: registry(), logger }).run()).toBe(1);
+    expect(calls.map((c) => c.eventId)).toEqual([ids[1]]);
+    expect(await unhandled([ids[0]!])).toBe(1);
+    expect(errors).toEqual([expect.stringMatching(/cannot read/)]);
+  });
+
   it('the api role cannot list workspaces with dead letters (outbox_agent only)', async () => {
     await expect(
       t.db.executor.execute(sql`select outbox_unhandled_dead_letter_workspaces(null, 10)`),

@@ -176,6 +176,45 @@ describe('workspace invitations over HTTP', () => {
     expect(JSON.stringify(rows)).not.toContain(ivy.email);
   });
 
+  it('creating a workspace honours an Idempotency-Key: a retry answers the first workspace, never a second one', async () => {
+    const uma = await registerUser(api.url);
+    const key = randomUUID();
+    const name = `Retry ${randomUUID()}`;
+    const first = await uma.client.post<{ id: string; name: string; role: string }>(
+      '/v1/workspaces',
+      { name },
+      { key },
+    );
+    expect(first.status).toBe(201);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const again = await Promise.all(
+      Array.from({ length: 3 }, () => uma.client.post('/v1/workspaces', { name }, { key })),
+    );
+    for (const r of again) {
+      expect(r.status).toBe(201);
+      expect(r.headers.get('idempotent-replayed')).toBe('true');
+      expect(r.text).toBe(first.text);
+    }
+    const count = async () =>
+      (await t.owner.query(`select count(*)::int as n from workspaces where name = $1`, [name])).rows[0].n;
+    expect(await count()).toBe(1);
+    // the same key with another name is refused; another user's same key is their own
+    const other = await uma.client.post('/v1/workspaces', { name: 'something else' }, { key });
+    expect(other.status).toBe(409);
+    expect(other.body).toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED' });
+    const vic = await registerUser(api.url);
+    const theirs = await vic.client.post<{ id: string }>('/v1/workspaces', { name }, { key });
+    expect(theirs.status).toBe(201);
+    expect(theirs.body.id).not.toBe(first.body.id);
+    // without a key every request creates; a malformed key is a 400 (after validation)
+    expect((await uma.client.post('/v1/workspaces', { name: 'k' }, { key: 'nope' })).status).toBe(400);
+    expect((await uma.client.post('/v1/workspaces', { name: '' }, { key: 'nope' })).status).toBe(422);
+    expect(await count()).toBe(2);
+    expect((await memberships(uma)).filter((w) => w.id === first.body.id)).toEqual([
+      { id: first.body.id, name, role: 'owner' },
+    ]);
+  });
+
   it('a plain member cannot invite', async () => {
     const gina = await registerUser(api.url);
     const inv = await owner.client.post<InvitationBody>(members(), { email: gina.email, role: 'member' });

@@ -41,7 +41,7 @@ export class AuthService {
     const userId = randomUUID();
     return this.db.transaction(async () => {
       if (!(await this.repository.insertUser(userId, email, passwordHash))) throw new EmailTakenError();
-      const workspace = await this.workspaces.create(userId, workspaceName);
+      const { workspace } = await this.workspaces.create(userId, workspaceName);
       const tokens = await this.issueSession(userId);
       return { user: { id: userId, email }, workspace, ...tokens };
     });

@@ -6,6 +6,12 @@ import {
   type AuthContext,
   type WorkspaceAuthContext,
 } from '../../common/request-context';
+import {
+  Idempotent,
+  IdempotencyRequest,
+  IdempotentResponse,
+  type IdempotentRequestContext,
+} from '@listing/idempotency';
 import { ParseIdPipe } from '../../common/http-params';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { ApiDoc } from '../../ops/openapi/api-doc.decorator';
@@ -30,13 +36,18 @@ export class WorkspacesController {
     return { items: await this.workspaces.list(auth.userId) };
   }
 
+  /** An Idempotency-Key is honoured when sent (WorkspacesService.create: a derived id, not a record). */
   @Post()
   @HttpCode(201)
-  create(
+  @Idempotent({ required: false })
+  async create(
     @Auth() auth: AuthContext,
+    @IdempotencyRequest() idem: IdempotentRequestContext,
     @Body(new ZodValidationPipe(createWorkspaceSchema)) body: z.infer<typeof createWorkspaceSchema>,
   ) {
-    return this.workspaces.create(auth.userId, body.name);
+    if (idem.keyError) throw idem.keyError; // after validation, as runPrepared would
+    const created = await this.workspaces.create(auth.userId, body.name, idem.key);
+    return new IdempotentResponse(created.workspace, created.replayed);
   }
 
   @Post(':workspaceId/members')

@@ -13,10 +13,20 @@ export class WorkspacesRepository {
   constructor(private readonly db: Database) {}
 
   /** Runs inside withWorkspace(id): RLS only admits the row being created. */
-  async insertWorkspace(id: string, name: string, createdBy: string): Promise<void> {
-    await this.db.executor.execute(
-      sql`insert into workspaces (id, name, created_by) values (${id}, ${name}, ${createdBy})`,
+  /** Runs inside withWorkspace(id). False when a workspace with this id exists already. */
+  async insertWorkspace(id: string, name: string, createdBy: string): Promise<boolean> {
+    const r = await this.db.executor.execute(
+      sql`insert into workspaces (id, name, created_by) values (${id}, ${name}, ${createdBy}) on conflict (id) do nothing`,
     );
+    return r.rowCount === 1;
+  }
+
+  /** Inside withWorkspace(id): the workspace's name and creator as created (neither changes). */
+  async findCreated(id: string): Promise<{ name: string; createdBy: string } | undefined> {
+    const { rows } = await this.db.executor.execute<{ name: string; created_by: string }>(
+      sql`select name, created_by from workspaces where id = ${id}`,
+    );
+    return rows[0] && { name: rows[0].name, createdBy: rows[0].created_by };
   }
 
   async insertMember(

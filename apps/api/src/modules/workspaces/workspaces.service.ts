@@ -1,6 +1,7 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
+import { IdempotencyKeyReusedError } from '@listing/idempotency';
 import { AuditRepository } from '../audit/audit.repository';
 import { AuthRepository } from '../auth/auth.repository';
 import { ForbiddenError, InvitationNotFoundError, MemberExistsError } from '../../common/domain-errors';
@@ -15,6 +16,18 @@ import { WorkspacesRepository, type WorkspaceMembership } from './workspaces.rep
 
 const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
 
+// UUIDv5 namespace of workspace ids derived from (user, Idempotency-Key).
+const WORKSPACE_KEY_NAMESPACE = Buffer.from('5f1c3f0e8a4b4d2e9c7a1b2c3d4e5f60', 'hex');
+
+/** RFC 9562 UUIDv5 of `${userId}:${key}`: one workspace id per user and key, for good. */
+export function workspaceIdFor(userId: string, key: string): string {
+  const hash = createHash('sha1').update(WORKSPACE_KEY_NAMESPACE).update(`${userId}:${key}`).digest();
+  hash[6] = (hash[6]! & 0x0f) | 0x50;
+  hash[8] = (hash[8]! & 0x3f) | 0x80;
+  const hex = hash.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 @Injectable()
 export class WorkspacesService {
   constructor(
@@ -25,11 +38,27 @@ export class WorkspacesService {
     private readonly users: AuthRepository,
   ) {}
 
-  /** Creates a workspace owned by the user. Joins the caller's transaction when there is one. */
-  async create(userId: string, name: string): Promise<WorkspaceMembership> {
-    const id = randomUUID();
-    await this.db.withWorkspace(id, async () => {
-      await this.workspaces.insertWorkspace(id, name, userId);
+  /**
+   * Creates a workspace owned by the user. Joins the caller's transaction when there is one.
+   *
+   * With an Idempotency-Key the workspace's id is derived from (user, key), so the same request
+   * sent again finds the workspace it made and answers it as created (`replayed`), however often
+   * and however late; the same key with another name is refused. The idempotency records cannot
+   * serve here: they live inside a workspace, and this one does not exist yet.
+   */
+  async create(
+    userId: string,
+    name: string,
+    key: string | null = null,
+  ): Promise<{ workspace: WorkspaceMembership; replayed: boolean }> {
+    const id = key ? workspaceIdFor(userId, key) : randomUUID();
+    return this.db.withWorkspace(id, async () => {
+      const workspace: WorkspaceMembership = { id, name, role: 'owner' };
+      if (!(await this.workspaces.insertWorkspace(id, name, userId))) {
+        const first = await this.workspaces.findCreated(id);
+        if (first?.createdBy !== userId || first.name !== name) throw new IdempotencyKeyReusedError();
+        return { workspace, replayed: true };
+      }
       await this.workspaces.insertMember(id, userId, 'owner');
       await this.audit.append({
         action: 'WORKSPACE_CREATED',
@@ -37,8 +66,8 @@ export class WorkspacesService {
         entityId: id,
         actorUserId: userId,
       });
+      return { workspace, replayed: false };
     });
-    return { id, name, role: 'owner' };
   }
 
   list(userId: string): Promise<WorkspaceMembership[]> {

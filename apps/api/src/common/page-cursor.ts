@@ -1,6 +1,7 @@
 import { sql, type SQL } from '@listing/db';
 import { ValidationFailedError } from './domain-errors';
 import { isoInstant } from './iso-instant';
+import { isStorable } from './storable-text';
 
 /** Keyset position of a list ordered by (created_at, id) newest first, at millisecond precision. */
 export interface PagePosition {
@@ -37,8 +38,8 @@ export function decodeCursor(cursor: string | undefined): PagePosition | undefin
  * id. Written in UTC so the expression is immutable and each table has an index on exactly it
  * (sql/019): a page is an index range, not a sort of the whole workspace.
  */
-function pageKey(createdAt: SQL, id: SQL): SQL {
-  return sql`(date_trunc('milliseconds', ${createdAt} at time zone 'UTC'), ${id})`;
+function createdMs(createdAt: SQL): SQL {
+  return sql`date_trunc('milliseconds', ${createdAt} at time zone 'UTC')`;
 }
 
 /** `and (created_at, id) < cursor` for a table aliased or not; empty without a cursor. */
@@ -48,13 +49,13 @@ export function afterCursor(
   id: SQL = sql`id`,
 ): SQL {
   return after
-    ? sql`and ${pageKey(createdAt, id)} < ((${after.createdAt}::timestamptz at time zone 'UTC'), ${after.id}::uuid)`
+    ? sql`and (${createdMs(createdAt)}, ${id}) < ((${after.createdAt}::timestamptz at time zone 'UTC'), ${after.id}::uuid)`
     : sql``;
 }
 
 /** `order by` of the same key, newest first. */
 export function pageOrder(createdAt: SQL = sql`created_at`, id: SQL = sql`id`): SQL {
-  return sql`order by date_trunc('milliseconds', ${createdAt} at time zone 'UTC') desc, ${id} desc`;
+  return sql`order by ${createdMs(createdAt)} desc, ${id} desc`;
 }
 
 /** Cuts a `limit + 1` fetch into a page and its next cursor. */
@@ -82,8 +83,7 @@ export function decodeKeyCursor(cursor: string | undefined): string | undefined 
   if (!cursor) return undefined;
   try {
     const { k } = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as { k: unknown };
-    // PostgreSQL text holds no NUL character.
-    if (typeof k !== 'string' || k.length > 200 || k.includes('\u0000')) throw new Error('shape');
+    if (typeof k !== 'string' || k.length > 200 || !isStorable(k)) throw new Error('shape');
     return k;
   } catch {
     throw new ValidationFailedError([{ path: 'cursor', message: 'invalid cursor' }]);

@@ -68,19 +68,15 @@ export class InvitationsRepository {
     userId: string,
     id: string,
   ): Promise<(ReceivedInvitation & { state: 'open' | 'expired' | 'accepted' | 'declined' }) | undefined> {
+    // The state by the database's clock, the one answer() decides by.
     const { rows } = await this.db.executor.execute<
-      ReceivedRow & { accepted_at: string | null; declined_at: string | null }
-    >(sql`select * from app_user_invitation(${userId}, ${id})`);
+      ReceivedRow & { state: 'open' | 'expired' | 'accepted' | 'declined' }
+    >(sql`
+      select *, case when accepted_at is not null then 'accepted' when declined_at is not null then 'declined'
+                     when expires_at <= now() then 'expired' else 'open' end as state
+        from app_user_invitation(${userId}, ${id})`);
     const r = rows[0];
-    if (!r) return undefined;
-    const state = r.accepted_at
-      ? 'accepted'
-      : r.declined_at
-        ? 'declined'
-        : new Date(r.expires_at).getTime() <= Date.now()
-          ? 'expired'
-          : 'open';
-    return { ...toReceived(r), state };
+    return r && { ...toReceived(r), state: r.state };
   }
 
   /** Inside withWorkspace: deletes an open invitation; false when there is none with this id. */

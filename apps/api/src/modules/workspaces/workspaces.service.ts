@@ -19,7 +19,10 @@ const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
 // UUIDv5 namespace of workspace ids derived from (user, Idempotency-Key).
 const WORKSPACE_KEY_NAMESPACE = Buffer.from('5f1c3f0e8a4b4d2e9c7a1b2c3d4e5f60', 'hex');
 
-/** RFC 9562 UUIDv5 of `${userId}:${key}`: one workspace id per user and key, for good. */
+/**
+ * RFC 9562 UUIDv5 of `${userId}:${key}`: one workspace id per user and key, for good. Written out
+ * (SHA-1, two version bits) rather than adding a uuid dependency for these few lines.
+ */
 export function workspaceIdFor(userId: string, key: string): string {
   const hash = createHash('sha1').update(WORKSPACE_KEY_NAMESPACE).update(`${userId}:${key}`).digest();
   hash[6] = (hash[6]! & 0x0f) | 0x50;

@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { customType, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
-/** Mirrors sql/001_foundation.sql. The SQL files are the source of truth; keep both in step. */
+/** Mirrors sql/001_foundation.sql and later changes to its tables. The SQL files are the source of
+ * truth; packages/db/test/schema.integration-spec.ts fails when the two drift. */
 
 export const bytea = customType<{ data: Buffer; driverData: Buffer }>({
   dataType: () => 'bytea',

@@ -1,6 +1,6 @@
-import { integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { integer, jsonb, pgTable, primaryKey, text, timestamp, unique, uuid } from 'drizzle-orm/pg-core';
 
-/** Mirrors sql/002_records_kernel.sql. */
+/** Mirrors sql/002_records_kernel.sql (schema.integration-spec.ts checks it). */
 
 const ts = (name: string) => timestamp(name, { withTimezone: true });
 
@@ -16,7 +16,8 @@ export const records = pgTable(
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.workspaceId, t.id] })],
+  // The unique key lets child tables reference a record of one module (module_code, id).
+  (t) => [primaryKey({ columns: [t.workspaceId, t.id] }), unique().on(t.workspaceId, t.moduleCode, t.id)],
 );
 
 export const recordRevisions = pgTable(

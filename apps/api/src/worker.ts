@@ -3,6 +3,7 @@ import { Database } from '@listing/db';
 import {
   bullmqConnection,
   JobRegistry,
+  OutboxFaults,
   OutboxWorkerRuntime,
   redisOptionsFromUrl,
   RETENTION_QUEUE,
@@ -58,6 +59,9 @@ async function main() {
     concurrency: config.OUTBOX_WORKER_CONCURRENCY,
     queues,
     failedSweepIntervalMs: config.OUTBOX_FAILED_SWEEP_INTERVAL_MS,
+    lockDurationMs: config.OUTBOX_WORKER_LOCK_MS,
+    stalledIntervalMs: config.OUTBOX_WORKER_LOCK_MS,
+    faults: OutboxFaults.fromEnv(),
     logger,
   });
   // Metrics and per-job logs (before start), OPS_PORT listener; see apps/api/src/ops.

@@ -2,7 +2,7 @@ import { appendFileSync } from 'node:fs';
 import { OutboxError } from './outbox-error';
 
 /** Points where a test can make the process die with SIGKILL. */
-export const FAULT_POINTS = ['after-business-commit', 'after-enqueue'] as const;
+export const FAULT_POINTS = ['after-business-commit', 'after-enqueue', 'after-handler-commit'] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 
 export interface AddTraceRecord {
@@ -15,7 +15,7 @@ export interface AddTraceRecord {
  * OUTBOX_FAULTS_ENABLED=1; asking for a fault or a trace in any other environment throws at boot
  * (OUTBOX_FAULTS_REFUSED) instead of being silently ignored.
  *
- *   OUTBOX_FAULT=after-business-commit|after-enqueue   (comma-separated)
+ *   OUTBOX_FAULT=after-business-commit|after-enqueue|after-handler-commit   (comma-separated)
  *   OUTBOX_TRACE_FILE=/path                            one JSON line per BullMQ add accepted
  */
 export class OutboxFaults {
@@ -64,6 +64,14 @@ export class OutboxFaults {
   /** The dispatcher calls this after BullMQ accepted a batch and before marking it. */
   afterEnqueue(): void {
     if (this.armed.has('after-enqueue')) this.crash();
+  }
+
+  /**
+   * The worker calls this after a job's transaction (inbox row and effects) committed and before
+   * BullMQ hears the job completed: the job's lock expires and it is delivered again.
+   */
+  afterHandlerCommit(): void {
+    if (this.armed.has('after-handler-commit')) this.crash();
   }
 
   /** Records accepted adds (synchronously, so a crash right after cannot lose the record). */

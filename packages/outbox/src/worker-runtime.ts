@@ -9,6 +9,7 @@ import type { JobContext, JobDefinition } from './job-definition';
 import type { JobRegistry } from './job-registry';
 import { UUID_RE } from './outbox-event';
 import { silentLogger, type OutboxLogger } from './outbox-logger';
+import type { OutboxFaults } from './outbox-faults';
 import { OutboxRepository } from './outbox.repository';
 import { redactError, redactText } from './redaction';
 
@@ -58,6 +59,8 @@ export interface WorkerRuntimeOptions {
    * Default 60 000; 0: never.
    */
   readonly deadLetterReactionIntervalMs?: number;
+  /** Test-only crash points (OutboxFaults.fromEnv refuses them outside tests). */
+  readonly faults?: OutboxFaults;
 }
 
 /** BullMQ's reason for a job it failed itself because its workers kept dying under it. */
@@ -371,13 +374,15 @@ export class OutboxWorkerRuntime {
         const result = await handler(payload, this.context(job, workspaceId));
         return { duplicate: false, result: result ?? null };
       }
-      return await this.options.db.withWorkspace(workspaceId, async () => {
+      const outcome = await this.options.db.withWorkspace(workspaceId, async (): Promise<JobOutcome> => {
         if (definition.inbox && !(await this.inbox.record(workspaceId, definition.name, eventId))) {
           return { duplicate: true };
         }
         const result = await handler(payload, this.context(job, workspaceId));
         return { duplicate: false, result: result ?? null };
       });
+      this.options.faults?.afterHandlerCommit();
+      return outcome;
     } catch (error) {
       if (await this.databaseDown(error)) await this.retryLater(job, error);
       const attempts = job.opts.attempts ?? 1;

@@ -41,6 +41,11 @@ const schema = z
     OUTBOX_NUDGE: z.enum(['redis', 'off']).default('redis'),
 
     OUTBOX_WORKER_CONCURRENCY: int(1, 1000, 16),
+    /**
+     * BullMQ's job lock (renewed while the job runs) and stall-check interval: a job whose worker
+     * died is delivered again about this long after (BullMQ's default, 30 s).
+     */
+    OUTBOX_WORKER_LOCK_MS: int(1000, 600_000, 30_000),
     /** How often a worker looks for failed jobs whose event never got its dead letter; 0 = never. */
     OUTBOX_FAILED_SWEEP_INTERVAL_MS: int(0, 86_400_000, 60_000),
     /**

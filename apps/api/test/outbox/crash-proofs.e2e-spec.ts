@@ -163,4 +163,47 @@ describe('outbox crash proofs (real processes, SIGKILL)', () => {
     expect(await second.stop()).toEqual({ code: 0, signal: null });
     expect(await worker.stop()).toEqual({ code: 0, signal: null });
   });
+
+  it('the worker is SIGKILLed after the handler committed and before BullMQ heard of it: the job runs again in a new worker, the effect stays single', async () => {
+    const marker = `worker-crash-${randomUUID()}`;
+    await t.owner.query(
+      `insert into outbox_events (id, workspace_id, queue, event_type, payload)
+       values ($1, $2, 'outbox-test', 'outbox.test-effect', jsonb_build_object('marker', $3::text))`,
+      [randomUUID(), ws.workspaceId, marker],
+    );
+    const id = (await eventOf(marker)).id as string;
+    // A short BullMQ lock so the job held by the dead worker is given up in seconds, not 30.
+    const lock = { OUTBOX_WORKER_LOCK_MS: '1000' };
+
+    const doomed = spawnNode('worker-doomed', WORKER, {
+      ...roleEnv(t, lock),
+      OUTBOX_FAULTS_ENABLED: '1',
+      OUTBOX_FAULT: 'after-handler-commit',
+    });
+    await doomed.waitForOutput(/worker ready/);
+    const dispatcher = spawnNode('dispatcher', DISPATCHER, roleEnv(t));
+    expect(await doomed.exited).toEqual({ code: null, signal: 'SIGKILL' });
+
+    // The effect and its inbox row committed; BullMQ still holds the job as active under the dead
+    // worker's lock: it was never completed.
+    expect(await effectCount(t.owner, id)).toBe(1);
+    const inbox = await t.owner.query(`select count(*)::int as n from outbox_inbox where event_id = $1`, [
+      id,
+    ]);
+    expect(inbox.rows[0].n).toBe(1);
+    const held = await queue.getJob(id);
+    expect(held?.finishedOn).toBeUndefined();
+    expect(await held!.getState()).toBe('active');
+
+    const worker = spawnNode('worker', WORKER, roleEnv(t, lock));
+    const rerun = await waitUntil('the job to complete in the new worker', async () => {
+      const job = await queue.getJob(id);
+      return job?.finishedOn ? job : undefined;
+    });
+    expect(rerun.returnvalue).toEqual({ duplicate: true });
+    expect(await effectCount(t.owner, id)).toBe(1);
+    expect(await eventOf(marker)).toMatchObject({ status: 'dispatched', attempt_count: 0 });
+    expect(await dispatcher.stop()).toEqual({ code: 0, signal: null });
+    expect(await worker.stop()).toEqual({ code: 0, signal: null });
+  });
 });

@@ -1,4 +1,14 @@
-import { bigint, integer, jsonb, pgTable, primaryKey, text, timestamp, unique, uuid } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  unique,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import { bytea } from './foundation';
 
 /**
@@ -173,7 +183,9 @@ export const media = pgTable(
       .notNull()
       .default('awaiting_content'),
     filename: text('filename').notNull(),
-    contentType: text('content_type', { enum: ['image/png', 'image/jpeg', 'image/webp', 'image/gif'] }).notNull(),
+    contentType: text('content_type', {
+      enum: ['image/png', 'image/jpeg', 'image/webp', 'image/gif'],
+    }).notNull(),
     declaredSize: bigint('declared_size', { mode: 'number' }).notNull(),
     originalKey: text('original_key').notNull(),
     checksumSha256: text('checksum_sha256'),

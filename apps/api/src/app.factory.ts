@@ -1,11 +1,12 @@
 import 'reflect-metadata';
-import type { IncomingMessage } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { LogController } from 'fastify';
+import { LogController, type FastifyError, type FastifyReply } from 'fastify';
 import { AppModule } from './app.module';
 import { registerRawImageBodyParser } from './modules/media/raw-image-body.parser';
-import { ProblemDetailsFilter } from './common/problem-details.filter';
+import { ProblemDetailsFilter, problemOf, statusProblem } from './common/problem-details.filter';
 import type { AppConfig } from './config/app-config';
 import { installHttpOps, requestId } from './ops/http-ops.installer';
 import { PinoNestLogger, createLogger } from './ops/logger.factory';
@@ -29,6 +30,33 @@ export async function createApp(
     // One line per request is written by the ops hooks (with route, workspace and user).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     genReqId: (request: IncomingMessage) => requestId(request.headers['x-request-id']),
+    // Refusals before routing (a URL that is not valid percent-encoding): Fastify's own answer
+    // would be plain JSON echoing the URL, query string and any token in it included.
+    frameworkErrors: (error: FastifyError, _request: unknown, reply: FastifyReply) => {
+      const { code, detail } = statusProblem(error.statusCode ?? 500);
+      const problem = problemOf(code, detail);
+      void reply
+        .code(problem.status)
+        .type('application/problem+json; charset=utf-8')
+        .send(JSON.stringify(problem));
+    },
+    // Unparsable HTTP (a broken header line, headers too large): Node's error carries the raw
+    // bytes (Authorization included), so only its code is logged, and the answer is problem+json.
+    clientErrorHandler: (error: Error & { code?: string }, socket: Socket) => {
+      logger.debug({ code: error.code }, 'unparsable HTTP request');
+      if (error.code === 'ECONNRESET' || !socket.writable) {
+        socket.destroy();
+        return;
+      }
+      const status =
+        error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+      const { code, detail } = statusProblem(status);
+      const body = JSON.stringify(problemOf(code, detail));
+      socket.end(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    },
   });
   registerRawImageBodyParser(adapter); // media content uploads (raw bytes)
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {

@@ -1,7 +1,13 @@
 import { hostname, userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Database } from '@listing/db';
-import { DeadLetterService, OutboxRepository, producerRedisOptions, QueueProducer } from '@listing/outbox';
+import {
+  DeadLetterService,
+  describedError,
+  OutboxRepository,
+  producerRedisOptions,
+  QueueProducer,
+} from '@listing/outbox';
 import { Redis } from 'ioredis';
 import { loadOutboxConfig, outboxDatabaseUrl } from './config/outbox-config';
 import { OperatorAuditRepository } from './outbox/operator-audit.repository';
@@ -124,7 +130,8 @@ async function waitForRedis(redis: Redis): Promise<void> {
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
-  (error: unknown) => {
+  (thrown: unknown) => {
+    const error = describedError(thrown); // never a failed query's SQL and parameters
     const code = (error as { code?: unknown }).code;
     console.error(`${typeof code === 'string' ? `${code}: ` : ''}${(error as Error).message}`);
     process.exit(1);

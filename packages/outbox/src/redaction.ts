@@ -55,8 +55,25 @@ function redactSecretPairs(text: string): string {
   return out + text.slice(copied);
 }
 
+/**
+ * The error worth describing. Drizzle wraps a failed query's driver error in a DrizzleQueryError
+ * whose message is the SQL text and every bind parameter (row values, token hashes, ciphertext);
+ * the driver's own error (SQLSTATE, constraint) says what failed without them.
+ */
+export function describedError(error: unknown): unknown {
+  let e = error;
+  for (let depth = 0; depth < 5 && e instanceof Error && e.message.startsWith('Failed query:'); depth++) {
+    e =
+      e.cause instanceof Error
+        ? e.cause
+        : Object.assign(new Error('a database query failed'), { name: e.name });
+  }
+  return e;
+}
+
 /** The redacted `name: message` of anything thrown. Stack traces are never kept. */
-export function redactError(error: unknown, maxLength = MAX_ERROR_LENGTH): string {
+export function redactError(thrown: unknown, maxLength = MAX_ERROR_LENGTH): string {
+  const error = describedError(thrown);
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code;
     const prefix = typeof code === 'string' ? `${error.name} ${code}` : error.name;

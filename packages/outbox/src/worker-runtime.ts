@@ -11,7 +11,7 @@ import { UUID_RE } from './outbox-event';
 import { silentLogger, type OutboxLogger } from './outbox-logger';
 import type { OutboxFaults } from './outbox-faults';
 import { OutboxRepository } from './outbox.repository';
-import { redactError, redactText } from './redaction';
+import { describedError, redactError, redactText } from './redaction';
 
 export interface WorkerRuntimeOptions {
   readonly db: Database;
@@ -489,9 +489,10 @@ export class OutboxWorkerRuntime {
  * the queue dashboard shows them: the message is redacted like last_error, the trace keeps its
  * frames only (they name code, not data). An UnrecoverableError stays one (no retry).
  */
-function redactedJobError(error: unknown): Error {
+function redactedJobError(thrown: unknown): Error {
+  const error = describedError(thrown);
   const message = error instanceof Error ? redactText(error.message) : redactText(String(error));
-  const copy = error instanceof UnrecoverableError ? new UnrecoverableError(message) : new Error(message);
+  const copy = thrown instanceof UnrecoverableError ? new UnrecoverableError(message) : new Error(message);
   if (error instanceof Error) {
     copy.name = error.name;
     // The code (a PostgreSQL SQLSTATE, ECONNREFUSED) says what failed and holds no data.

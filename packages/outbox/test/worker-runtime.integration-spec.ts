@@ -274,48 +274,75 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
     expect(failed.attemptsMade).toBe(1);
   });
 
-  it('what BullMQ keeps of a failure (reason and stack trace, shown by the queue dashboard) is redacted', async () => {
-    const leakyJob = defineJob({
-      name: 'runtime.leaky',
-      queue: 'q-runtime-leaky',
+  /** Runs one event of a single-attempt job whose handler throws; what BullMQ and the row keep. */
+  const failOnce = async (queueName: string, handler: () => Promise<unknown>) => {
+    const job = defineJob({
+      name: `${queueName}.job`,
+      queue: queueName,
       schema: z.object({}),
       maxAttempts: 1,
     });
     const local = new OutboxWorkerRuntime({
       db: t.agentDb,
-      registry: new JobRegistry().handle(leakyJob, async () => {
-        throw new Error(
-          'provider rejected: password=hunter2 GET https://bucket.example/o?X-Amz-Signature=abc123',
-        );
-      }),
+      registry: new JobRegistry().handle(job, handler),
       connection: redisOptionsFromUrl(t.info.redisUrl),
       prefix: t.info.bullPrefix,
     });
     await local.start();
-    const leaky = new Queue('q-runtime-leaky', { connection: redis, prefix: t.info.bullPrefix });
+    const q = new Queue(queueName, { connection: redis, prefix: t.info.bullPrefix });
     try {
       const id = randomUUID();
       await t.owner.query(
-        `insert into outbox_events (id, workspace_id, queue, event_type, payload, max_attempts) values ($1, $2, 'q-runtime-leaky', $3, '{}', 1)`,
-        [id, ws, leakyJob.name],
+        `insert into outbox_events (id, workspace_id, queue, event_type, payload, max_attempts) values ($1, $2, $3, $4, '{}', 1)`,
+        [id, ws, queueName, job.name],
       );
       await dispatch();
       const failed = await waitFor('the job to fail', async () => {
-        const j = await leaky.getJob(id);
+        const j = await q.getJob(id);
         return j?.failedReason ? j : undefined;
       });
-      const kept = JSON.stringify({ reason: failed.failedReason, stack: failed.stacktrace });
-      expect(kept).toContain('provider rejected: password=[REDACTED]');
-      expect(kept).toMatch(/at .*worker-runtime\.integration-spec/); // the frames are still there
-      for (const secret of ['hunter2', 'abc123', 'X-Amz-Signature']) expect(kept).not.toContain(secret);
       const { rows } = await t.owner.query(`select status, last_error from outbox_events where id = $1`, [
         id,
       ]);
       expect(rows[0].status).toBe('dead_letter');
-      expect(rows[0].last_error).not.toMatch(/hunter2|abc123/);
+      return {
+        kept: JSON.stringify({ reason: failed.failedReason, stack: failed.stacktrace }),
+        lastError: rows[0].last_error as string,
+      };
     } finally {
       await local.close();
-      await leaky.close();
+      await q.close();
+    }
+  };
+
+  it('what BullMQ keeps of a failure (reason and stack trace, shown by the queue dashboard) is redacted', async () => {
+    const { kept, lastError } = await failOnce('q-runtime-leaky', async () => {
+      throw new Error(
+        'provider rejected: password=hunter2 GET https://bucket.example/o?X-Amz-Signature=abc123',
+      );
+    });
+    expect(kept).toContain('provider rejected: password=[REDACTED]');
+    expect(kept).toMatch(/at .*worker-runtime\.integration-spec/); // the frames are still there
+    for (const secret of ['hunter2', 'abc123', 'X-Amz-Signature']) expect(kept).not.toContain(secret);
+    expect(lastError).not.toMatch(/hunter2|abc123/);
+  });
+
+  it("a failed query is described by the driver's error, never by its SQL text and bind parameters", async () => {
+    const secret = `bound-value-${randomUUID()}`;
+    const { kept, lastError } = await failOnce('q-runtime-query', async () => {
+      const id = randomUUID();
+      // Two identical rows in one statement: a unique violation whose message names no value.
+      await t.agentDb.withWorkspace(ws, () =>
+        t.agentDb.executor.execute(sql`
+          insert into outbox_inbox (workspace_id, handler, event_id)
+          values (app_current_workspace(), ${secret}, ${id}), (app_current_workspace(), ${secret}, ${id})`),
+      );
+    });
+    expect(lastError).toContain('23505'); // the SQLSTATE
+    for (const text of [kept, lastError]) {
+      expect(text).toContain('outbox_inbox_pkey');
+      expect(text).not.toContain(secret);
+      expect(text).not.toMatch(/insert into|params:/i);
     }
   });
 

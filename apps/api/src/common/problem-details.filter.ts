@@ -13,6 +13,8 @@ export const STATUS: Record<string, number> = {
   BAD_REQUEST: 400,
   UNSUPPORTED_MEDIA_TYPE: 415,
   PAYLOAD_TOO_LARGE: 413,
+  REQUEST_TIMEOUT: 408,
+  HEADERS_TOO_LARGE: 431,
   UNAUTHENTICATED: 401,
   INVALID_CREDENTIALS: 401,
   INVALID_REFRESH_TOKEN: 401,
@@ -60,7 +62,7 @@ export const RETRYABLE: ReadonlySet<string> = new Set([
   'CONCURRENT_UPDATE',
 ]);
 
-interface Problem {
+export interface Problem {
   type: string;
   title: string;
   status: number;
@@ -114,18 +116,14 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     } else if (isFastifyError(error)) {
       ({ code, detail } = fastifyProblem(error));
     } else if (error instanceof HttpException) {
-      const status = error.getStatus();
-      code =
-        status === 404
-          ? 'ROUTE_NOT_FOUND'
-          : status === 413
-            ? 'PAYLOAD_TOO_LARGE'
-            : status < 500
-              ? 'BAD_REQUEST'
-              : 'INTERNAL_ERROR';
+      // Only the framework throws these (a route that does not exist, a body it refused). Their
+      // messages echo the URL, query string included: a fixed detail per status instead.
       const cause = fastifyCause(error);
       if (cause) ({ code, detail } = fastifyProblem(cause));
-      else if (status < 500) detail = error.message;
+      else ({ code, detail } = statusProblem(error.getStatus()));
+    } else if (isClientStreamError(error)) {
+      // The client went away or broke the body mid-read: its mistake, not the database's.
+      ({ code, detail } = statusProblem(400));
     } else if (error instanceof DatabaseLayerError) {
       code = 'INTERNAL_ERROR';
     } else if (isDatabaseUnavailable(error)) {
@@ -145,17 +143,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
         headers['retry-after'] = '1';
       }
     }
-    const status = STATUS[code] ?? 500;
-    const problem: Problem = {
-      type: `https://docs.listing.example/problems/${code.toLowerCase().replace(/_/g, '-')}`,
-      title: titleOf(code),
-      status,
-      code,
-      ...(detail ? { detail } : {}),
-      ...(RETRYABLE.has(code) ? { retryable: true } : {}),
-      ...extensions,
-    };
-    return { problem, headers };
+    return { problem: problemOf(code, detail, extensions), headers };
   }
 }
 
@@ -192,6 +180,50 @@ function fastifyProblem(error: FastifyErrorLike): { code: string; detail: string
         detail: 'the request could not be processed',
       };
   }
+}
+
+/** A framework-level refusal by HTTP status: a stable code and a detail that echoes nothing. */
+export function statusProblem(status: number): { code: string; detail?: string } {
+  switch (status) {
+    case 404:
+      return { code: 'ROUTE_NOT_FOUND', detail: 'no such route' };
+    case 408:
+      return { code: 'REQUEST_TIMEOUT', detail: 'the request took too long to arrive' };
+    case 431:
+      return { code: 'HEADERS_TOO_LARGE', detail: 'the request headers are too large' };
+    case 411:
+      return { code: 'LENGTH_REQUIRED', detail: 'send a Content-Length' };
+    case 413:
+      return { code: 'PAYLOAD_TOO_LARGE', detail: 'the body is too large' };
+    case 415:
+      return { code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'send application/json' };
+    default:
+      return status < 500
+        ? { code: 'BAD_REQUEST', detail: 'the request could not be processed' }
+        : { code: 'INTERNAL_ERROR' };
+  }
+}
+
+/**
+ * An error of the request's own stream (the body read failed: ECONNRESET, aborted), which
+ * Fastify tags with a 4xx status and no FST_ code. Checked before the database classifier, which
+ * would read ECONNRESET as "database unreachable" and answer (and alert on) a 503.
+ */
+function isClientStreamError(error: unknown): boolean {
+  const status = (error as { statusCode?: unknown })?.statusCode;
+  return typeof status === 'number' && status >= 400 && status < 500 && pgErrorCode(error) === undefined;
+}
+
+export function problemOf(code: string, detail?: string, extensions: Record<string, unknown> = {}): Problem {
+  return {
+    type: `https://docs.listing.example/problems/${code.toLowerCase().replace(/_/g, '-')}`,
+    title: titleOf(code),
+    status: STATUS[code] ?? 500,
+    code,
+    ...(detail ? { detail } : {}),
+    ...(RETRYABLE.has(code) ? { retryable: true } : {}),
+    ...extensions,
+  };
 }
 
 function titleOf(code: string): string {

@@ -18,6 +18,7 @@ const SECRET_FIELDS = [
   'accessToken',
   'refreshToken',
   'apiKey',
+  'apiSecret',
   'secret',
   'credentials',
   'clientSecret',

@@ -79,6 +79,8 @@ describe('source URL guard', () => {
       'https://b.cos.ap-shanghai.myqcloud.com/a.png?q-sign-algorithm=sha1&q-ak=AK&q-sign-time=1;2&q-key-time=1;2&q-header-list=host&q-url-param-list=&q-signature=S&x-cos-security-token=T',
       'https://b.obs.cn-north-4.myhuaweicloud.com/a.png?AccessKeyId=AK&Expires=1&Signature=S&x-obs-security-token=T',
       'https://cdn.example.com/a.png?auth_key=1-0-0-S&sign=S&X-Tos-Signature=S&SessionToken=T&client_secret=C',
+      'https://cdn.example.com/a.png?__token__=exp=1~acl=/*~hmac=S&hdnts=st=1~hmac=S',
+      'https://cdn.example.com/a.png?jwt=eyJ.S&hmac=S&verify=1-S',
     ]) {
       const key = sourceKeyOf(new URL(signed));
       expect(key).toMatch(/^https:\/\/[^?]+\/a\.png$/);
@@ -92,8 +94,25 @@ describe('source URL guard', () => {
     );
   });
 
-  it('refuses a malformed allowlist entry', () => {
-    expect(() => parseAllowlist('cdn.example.com/path')).toThrow(/MATERIAL_SOURCE_ALLOWLIST/);
+  it('refuses a malformed allowlist entry without echoing it (it may hold credentials)', () => {
+    expect(() => parseAllowlist('cdn.example.com/path')).toThrow(/MATERIAL_SOURCE_ALLOWLIST: entry 1 /);
+    for (const spec of ['ok.example.com,user:s3cret@cdn.example.com', 'ok.example.com,s3cret host']) {
+      let message = '';
+      try {
+        parseAllowlist(spec);
+      } catch (error) {
+        message = `${(error as Error).message} ${JSON.stringify(error)}`;
+      }
+      expect(message).toMatch(/entry 2 /);
+      expect(message).not.toContain('s3cret');
+    }
+  });
+
+  it('refuses a URL whose encoded form is longer than an index key may be', () => {
+    const allow = parseAllowlist('cdn.example.com');
+    const path = 'é'.repeat(1000); // 1,000 characters, 6,000 once percent-encoded
+    expect(() => checkSourceUrl(`https://cdn.example.com/${path}`, allow)).toThrow(/longer than 2048/);
+    expect(checkSourceUrl(`https://cdn.example.com/${'a'.repeat(2000)}`, allow).href).toHaveLength(2024);
   });
 });
 

@@ -27,6 +27,8 @@ export class SourceRejectedError extends Error {
   }
 }
 
+export const MAX_SOURCE_URL_LENGTH = 2048;
+
 const reject = (reason: string) => new SourceRejectedError('SOURCE_NOT_ALLOWED', reason);
 
 export function parseAllowlist(spec: string): AllowEntry[] {
@@ -34,10 +36,20 @@ export function parseAllowlist(spec: string): AllowEntry[] {
     .split(',')
     .map((s) => s.trim().toLowerCase())
     .filter(Boolean)
-    .map((entry) => {
-      const url = new URL(`http://${entry}`);
+    .map((entry, index) => {
+      // The entry is never echoed: a mistyped one may hold credentials (`user:pw@host`).
+      const bad = () =>
+        new Error(
+          `MATERIAL_SOURCE_ALLOWLIST: entry ${index + 1} is not host[:port] (no path, credentials or query)`,
+        );
+      let url: URL;
+      try {
+        url = new URL(`http://${entry}`);
+      } catch {
+        throw bad();
+      }
       if (url.pathname !== '/' || url.username || url.password || url.search) {
-        throw new Error(`MATERIAL_SOURCE_ALLOWLIST: bad entry ${JSON.stringify(entry)}`);
+        throw bad();
       }
       return { host: bareHost(url.hostname), port: url.port ? Number(url.port) : null };
     });
@@ -61,6 +73,10 @@ export function checkSourceUrl(raw: string | URL, allowlist: readonly AllowEntry
     throw reject('not a valid absolute URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw reject('only http and https are allowed');
+  // Its normal form is a unique-index key (PostgreSQL refuses index rows over ~2.7 kB).
+  if (url.href.length > MAX_SOURCE_URL_LENGTH) {
+    throw reject(`the URL is longer than ${MAX_SOURCE_URL_LENGTH} characters once encoded`);
+  }
   if (url.username || url.password) throw reject('credentials in the URL are not allowed');
   if (!matchEntry(url, allowlist)) throw reject('the host is not on the allowlist');
   url.hash = '';
@@ -147,12 +163,12 @@ export function isNonPublicAddress(ip: string): boolean {
 /**
  * Query parameters that make a URL a bearer credential or vary per signing: the known names of
  * S3, GCS, Azure SAS, CloudFront, Alibaba OSS (incl. STS), Tencent COS, Huawei OBS, Volcengine TOS
- * and CDN URL signing, and any name that ends in signature, token, secret, credential or password
- * (`SessionToken`, `client_secret`). Anchored at the end: `tokenId` or `key` often name the object
+ * and CDN URL signing (Akamai `__token__`/`hdnts`, `jwt`, `hmac`, `verify`), and any name that
+ * ends in signature, token, secret, credential or password (`SessionToken`, `client_secret`). Anchored at the end: `tokenId` or `key` often name the object
  * itself, and dropping them would make two objects one source (a 409 for the second).
  */
 const SIGNING_PARAM =
-  /^(x-amz-.*|x-goog-.*|x-oss-.*|x-cos-.*|x-obs-.*|x-tos-.*|q-.*|signature|sig|sign|se|sp|sv|sr|st|skoid|sktid|skt|ske|sks|skv|expires|key-pair-id|policy|auth|auth_key|apikey|api_key|accesskeyid|googleaccessid|ossaccesskeyid|awsaccesskeyid)$|(signature|token|secret|credential|credentials|password|passwd)$/i;
+  /^(x-amz-.*|x-goog-.*|x-oss-.*|x-cos-.*|x-obs-.*|x-tos-.*|q-.*|signature|sig|sign|se|sp|sv|sr|st|skoid|sktid|skt|ske|sks|skv|expires|key-pair-id|policy|auth|auth_key|apikey|api_key|accesskeyid|googleaccessid|ossaccesskeyid|awsaccesskeyid|__token__|hdnts|hdnea|jwt|hmac|verify)$|(signature|token|secret|credential|credentials|password|passwd)$/i;
 
 /**
  * The deduplication key of a source and the only form of it that leaves the transfer row:

@@ -21,7 +21,7 @@ import { WorkspacesService } from './workspaces.service';
 
 const createWorkspaceSchema = z.strictObject({ name: z.string().trim().min(1).max(100) });
 const addMemberSchema = z.strictObject({
-  email: z.email(),
+  email: z.email().max(254), // as registration allows (RFC 5321 path limit)
   role: z.enum(['admin', 'member']).default('member'),
 });
 

@@ -134,7 +134,7 @@ export class OutboxWorkerRuntime {
         ...(this.options.stalledIntervalMs ? { stalledInterval: this.options.stalledIntervalMs } : {}),
       });
       worker.on('error', (error) =>
-        this.logger.warn('worker connection error', { queue, error: error.message }),
+        this.logger.warn('worker connection error', { queue, error: redactError(error) }),
       );
       // A job BullMQ fails by itself (stalled too often) never reaches the processor's catch:
       // dead-letter its event here, or it would stay 'dispatched' with nobody working on it.
@@ -147,7 +147,7 @@ export class OutboxWorkerRuntime {
       this.workers.push(worker);
       void worker
         .run()
-        .catch((error: Error) => this.logger.error('worker stopped', { queue, error: error.message }));
+        .catch((error: Error) => this.logger.error('worker stopped', { queue, error: redactError(error) }));
     }
     await Promise.all(this.workers.map((w) => w.waitUntilReady()));
     this.startReactions();

@@ -25,7 +25,12 @@ export class InfrastructureModule implements OnApplicationShutdown {
         },
         {
           provide: REDIS,
-          useFactory: () => new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true }),
+          useFactory: () => {
+            const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
+            // Unheard, ioredis prints each retry's error as a raw stderr line; readiness reports it.
+            redis.on('error', () => undefined);
+            return redis;
+          },
         },
       ],
       exports: [APP_CONFIG, Database, REDIS],

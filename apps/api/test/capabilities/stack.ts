@@ -59,6 +59,7 @@ export class CapabilityStack {
   private readonly queues = new Map<string, Queue>();
   /** Output of processes that were stopped and replaced. */
   private readonly pastOutput: string[] = [];
+  private readonly extraApis: Spawned[] = [];
 
   constructor(private readonly t: TestDatabaseHandle) {}
 
@@ -73,19 +74,31 @@ export class CapabilityStack {
     this.simUrl = `http://127.0.0.1:${simPort}`;
     this.admin = new SimAdminClient(this.simUrl);
 
-    const apiPort = await freePort();
-    this.api = spawnNode(
-      'api',
-      'dist/main.js',
-      apiEnv(this.t, { PORT: String(apiPort), PLATFORM_BASE_URL: this.simUrl }),
-    );
-    await this.api.waitForOutput(/api listening/);
-    this.apiUrl = `http://127.0.0.1:${apiPort}`;
+    ({ proc: this.api, url: this.apiUrl } = await this.spawnApi('api'));
     await this.startWorker();
     this.startDispatcher();
     this.redis = new Redis(this.t.info.redisUrl, { maxRetriesPerRequest: null });
     this.user = await registerUser(this.apiUrl);
     this.clients.push(this.user.client);
+  }
+
+  /**
+   * Another API process on this stack's database, Redis and marketplace, e.g. one with TEST_FAULTS
+   * (its output joins the secret scans; the stack stops it).
+   */
+  async spawnApi(
+    name: string,
+    overrides: Record<string, string> = {},
+  ): Promise<{ url: string; proc: Spawned }> {
+    const port = await freePort();
+    const proc = spawnNode(
+      name,
+      'dist/main.js',
+      apiEnv(this.t, { PORT: String(port), PLATFORM_BASE_URL: this.simUrl, ...overrides }),
+    );
+    await proc.waitForOutput(/api listening/);
+    if (name !== 'api') this.extraApis.push(proc);
+    return { url: `http://127.0.0.1:${port}`, proc };
   }
 
   roleEnv(extra: Record<string, string> = {}) {
@@ -234,7 +247,7 @@ export class CapabilityStack {
     return [
       ...this.clients.flatMap((c) => c.transcript),
       ...this.pastOutput,
-      ...[this.sim, this.api, this.dispatcher, this.worker].map((p) => p.output()),
+      ...[this.sim, this.api, this.dispatcher, this.worker, ...this.extraApis].map((p) => p.output()),
     ].join('\n');
   }
 

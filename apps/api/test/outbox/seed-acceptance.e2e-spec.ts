@@ -32,6 +32,9 @@ describe('seed acceptance: idempotent command + transactional outbox over HTTP',
       .rows as Array<{
       status: string;
     }>;
+  const operationsFor = async (storeId: string) =>
+    (await t.owner.query(`select count(*)::int as n from operations where resource_id = $1`, [storeId]))
+      .rows[0].n as number;
   const storesNamed = async (externalId: string) =>
     (await t.owner.query('select id from stores where store_external_id = $1', [externalId])).rows as Array<{
       id: string;
@@ -40,6 +43,7 @@ describe('seed acceptance: idempotent command + transactional outbox over HTTP',
   it('(1) a replayed Idempotency-Key creates no second resource and no second task, and returns the first response', async () => {
     const body = newStore('one');
     const key = randomUUID();
+    const before = await stack.admin.counters();
     const first = await stack.client.post<Accepted>(stack.ws('/stores'), body, { key });
     expect(first.status).toBe(202);
     await stack.waitForOperation(first.body.operation.id);
@@ -49,22 +53,50 @@ describe('seed acceptance: idempotent command + transactional outbox over HTTP',
     expect(again.text).toBe(first.text);
     expect(await storesNamed(body.storeExternalId)).toHaveLength(1);
     expect(await eventsFor(first.body.store.id)).toEqual([{ status: 'dispatched' }]);
-    const counters = await stack.admin.counters();
-    expect(counters.verifyCalls).toBeGreaterThanOrEqual(1);
+    expect(await operationsFor(first.body.store.id)).toBe(1);
+    // One task: the marketplace verified the credentials once, for the first request only.
+    expect((await stack.admin.counters()).verifyCalls - before.verifyCalls).toBe(1);
   });
 
   it('(2) the same key with another body → 409; concurrent identical requests → one execution', async () => {
     const body = newStore('two');
     const key = randomUUID();
-    const answers = await Promise.all(
-      Array.from({ length: 20 }, () => stack.client.post<Accepted>(stack.ws('/stores'), body, { key })),
+    const before = await stack.admin.counters();
+    // The first request is held inside its transaction, right after reserving the key, by a second
+    // API process; the other 19 arrive at both processes while it holds it, so they are truly
+    // concurrent with the execution (in order, they would all simply replay).
+    const held = await stack.spawnApi('api-held', {
+      TEST_FAULTS: 'idempotency.after-reserve=hold:2000:/stores',
+    });
+    const heldClient = new ApiClient(held.url, stack.user.accessToken);
+    const first = heldClient.post<Accepted>(stack.ws('/stores'), body, { key });
+    await held.proc.waitForOutput(/fault:idempotency\.after-reserve:hold/);
+    const sentAt = Date.now();
+    const timed = await Promise.all(
+      Array.from({ length: 19 }, async (_, i) => {
+        const answer = await (i % 2 ? heldClient : stack.client).post<Accepted>(stack.ws('/stores'), body, {
+          key,
+        });
+        return { answer, waitedMs: Date.now() - sentAt };
+      }),
     );
+    const followers = timed.map((f) => f.answer);
+    // Every follower waited for the held execution (held 2 s) instead of answering at once.
+    for (const f of timed) expect(f.waitedMs).toBeGreaterThanOrEqual(1000);
+    const leader = await first;
+    expect(held.proc.output().match(/fault:idempotency\.after-reserve/g)).toHaveLength(1);
+    const answers = [leader, ...followers];
     expect(new Set(answers.map((a) => a.status))).toEqual(new Set([202]));
     expect(new Set(answers.map((a) => a.text)).size).toBe(1);
-    expect(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true')).toHaveLength(19);
+    expect(leader.headers.get('idempotent-replayed')).toBeNull();
+    expect(followers.filter((a) => a.headers.get('idempotent-replayed') === 'true')).toHaveLength(19);
     const stores = await storesNamed(body.storeExternalId);
     expect(stores).toHaveLength(1);
     expect(await eventsFor(stores[0]!.id)).toHaveLength(1);
+    expect(await operationsFor(stores[0]!.id)).toBe(1);
+    await stack.waitForOperation(leader.body.operation.id);
+    expect((await stack.admin.counters()).verifyCalls - before.verifyCalls).toBe(1);
+    await held.proc.stop();
 
     const other = await stack.client.post(
       stack.ws('/stores'),

@@ -51,12 +51,25 @@ describe('two dispatcher processes over 10,000 events from 20 workspaces', () =>
     for (let round = 0; round < 3; round++) await insert(50);
     // SIGTERM one of them mid-run: it stops claiming, finishes its in-flight batches, releases
     // whatever it still holds and exits 0; the other one carries on.
-    await waitUntil('dispatcher-a to have enqueued something', async () => {
+    // Only once both have been claiming side by side (SKIP LOCKED between two live processes), or
+    // the run could pass with one dispatcher working after the other.
+    const traced = (file: string) => {
       try {
-        return readFileSync(traces[0]!, 'utf8').length > 0;
+        return parseTrace(readFileSync(file, 'utf8'));
       } catch {
-        return false;
+        return [];
       }
+    };
+    await waitUntil('both dispatchers enqueueing at the same time', async () => {
+      const [byA, byB] = traces.map(traced) as [ReturnType<typeof traced>, ReturnType<typeof traced>];
+      if (byA.length < 300 || byB.length < 300) return false;
+      const span = (adds: typeof byA) => [
+        Math.min(...adds.map((x) => x.at)),
+        Math.max(...adds.map((x) => x.at)),
+      ];
+      const [a0, a1] = span(byA) as [number, number];
+      const [b0, b1] = span(byB) as [number, number];
+      return a0 < b1 && b0 < a1;
     });
     expect(await a.stop()).toEqual({ code: 0, signal: null });
     const { rows: heldByA } = await t.owner.query(

@@ -217,10 +217,21 @@ describe('IdempotencyService.runPrepared against PostgreSQL', () => {
   });
 
   describe('concurrent duplicates (separate services = separate processes: no shared in-flight map)', () => {
+    /**
+     * Holds a leader inside its work: `hold` (its `during`) marks `entered`, then waits for
+     * `open()`. Followers start once `entered` resolves: the key is reserved by then, whatever
+     * the machine's load (a fixed sleep would let a slow leader lose the race).
+     */
     const gate = () => {
       let open!: () => void;
+      let enter!: () => void;
       const opened = new Promise<void>((resolve) => (open = resolve));
-      return { open, opened };
+      const entered = new Promise<void>((resolve) => (enter = resolve));
+      const hold = () => {
+        enter();
+        return opened;
+      };
+      return { open, opened, entered, hold };
     };
     /** Resolves once some backend waits on a lock (the follower's insert on the unique index). */
     const lockWaiter = async () => {
@@ -247,8 +258,8 @@ describe('IdempotencyService.runPrepared against PostgreSQL', () => {
       const b = newService().service;
       const key = randomUUID();
       const g = gate();
-      const leader = a.runPrepared(input(key, 'zeta', { during: () => g.opened }));
-      await new Promise((r) => setTimeout(r, 50));
+      const leader = a.runPrepared(input(key, 'zeta', { during: g.hold }));
+      await g.entered;
       const follower = b.runPrepared(input(key, 'zeta'));
       await lockWaiter();
       g.open();
@@ -266,12 +277,12 @@ describe('IdempotencyService.runPrepared against PostgreSQL', () => {
       const leader = a.runPrepared(
         input(key, 'eta', {
           during: async () => {
-            await g.opened;
+            await g.hold();
             throw new Error('leader fails');
           },
         }),
       );
-      await new Promise((r) => setTimeout(r, 50));
+      await g.entered;
       const follower = b.runPrepared(input(key, 'eta'));
       await lockWaiter();
       g.open();
@@ -286,8 +297,8 @@ describe('IdempotencyService.runPrepared against PostgreSQL', () => {
       const b = newService({ lockTimeoutMs: 300, retryAfterSeconds: 2 }).service;
       const key = randomUUID();
       const g = gate();
-      const leader = a.runPrepared(input(key, 'theta', { during: () => g.opened }));
-      await new Promise((r) => setTimeout(r, 50));
+      const leader = a.runPrepared(input(key, 'theta', { during: g.hold }));
+      await g.entered;
       const started = Date.now();
       const error = await b.runPrepared(input(key, 'theta')).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(IdempotencyRequestInProgressError);
@@ -301,11 +312,20 @@ describe('IdempotencyService.runPrepared against PostgreSQL', () => {
     it('within one process, duplicates await the in-flight leader (one execution)', async () => {
       const { service } = newService();
       const key = randomUUID();
-      const results = await Promise.all(
-        Array.from({ length: 10 }, () => service.runPrepared(input(key, 'iota'))),
+      const g = gate();
+      const leader = service.runPrepared(input(key, 'iota', { during: g.hold }));
+      await g.entered; // the leader is executing, its key reserved
+      let settled = 0;
+      const duplicates = Array.from({ length: 9 }, () =>
+        service.runPrepared(input(key, 'iota')).finally(() => settled++),
       );
+      await new Promise((r) => setTimeout(r, 100));
+      expect(settled).toBe(0); // all nine wait while the leader runs
+      g.open();
+      const results = await Promise.all([leader, ...duplicates]);
       expect(calls.work).toBe(1);
-      expect(results.filter((r) => !r.replayed)).toHaveLength(1);
+      expect(results[0]!.replayed).toBe(false);
+      expect(results.slice(1).every((r) => r.replayed)).toBe(true);
       expect(new Set(results.map((r) => r.result.id)).size).toBe(1);
     });
 
@@ -313,8 +333,8 @@ describe('IdempotencyService.runPrepared against PostgreSQL', () => {
       const { service } = newService({ lockTimeoutMs: 300, retryAfterSeconds: 3 });
       const key = randomUUID();
       const g = gate();
-      const leader = service.runPrepared(input(key, 'kappa-slow', { during: () => g.opened }));
-      await new Promise((r) => setTimeout(r, 50));
+      const leader = service.runPrepared(input(key, 'kappa-slow', { during: g.hold }));
+      await g.entered;
       const started = Date.now();
       const error = await service.runPrepared(input(key, 'kappa-slow')).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(IdempotencyRequestInProgressError);
@@ -333,10 +353,10 @@ describe('IdempotencyService.runPrepared against PostgreSQL', () => {
       const g = gate();
       const outer = t.db.transaction(async () => {
         await service.runPrepared(input(key, 'kappa'));
-        await g.opened;
+        await g.hold();
         throw new Error('outer transaction rolls back');
       });
-      await new Promise((r) => setTimeout(r, 50));
+      await g.entered;
       const standalone = service.runPrepared(input(key, 'kappa'));
       await lockWaiter(); // waits in the database, not on the outer call's promise
       g.open();

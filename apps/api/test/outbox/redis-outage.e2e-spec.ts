@@ -115,17 +115,19 @@ describe('Redis unreachable for 10 s in the middle of a run', () => {
 
     await waitUntil('some events dispatched before the outage', async () => (await dispatched()) > 200);
     await killRedis();
-    const atKill = await dispatched();
-    await new Promise((r) => setTimeout(r, 10_000));
+    // Adds BullMQ accepted just before the kill are still marked: give them 2 s, then nothing
+    // may move for the remaining 8 s of the outage.
+    await new Promise((r) => setTimeout(r, 2000));
+    const settled = await dispatched();
+    await new Promise((r) => setTimeout(r, 8000));
     const { rows: during } = await t.owner.query(
       `select count(*) filter (where status = 'pending')::int as pending,
               count(*) filter (where status = 'dispatched')::int as dispatched,
               count(*) filter (where status = 'dispatching')::int as dispatching
          from outbox_events`,
     );
-    // Nothing moved while Redis was away (an add in flight at the kill may have been marked),
-    // the backlog grew, and no lease is held across the outage.
-    expect(during[0].dispatched - atKill).toBeLessThanOrEqual(50);
+    // Nothing moved while Redis was away, the backlog grew, and no lease is held across the outage.
+    expect(during[0].dispatched).toBe(settled);
     expect(during[0].pending).toBeGreaterThan(500);
     expect(during[0].dispatching).toBe(0);
     expect(dispatcher.child.exitCode).toBeNull();

@@ -275,6 +275,22 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
     expect(smallIndex).toBeLessThanOrEqual(2);
   });
 
+  it('is fair with the production defaults too: the small workspace goes out in round 1, before most of the backlog', async () => {
+    const big = await seedWorkspace(t.owner, 'big-defaults');
+    const small = await seedWorkspace(t.owner, 'small-defaults');
+    await insertEvents(t.owner, big.workspaceId, 5000, { queue: 'q-fair-defaults' });
+    await insertEvents(t.owner, small.workspaceId, 10, { queue: 'q-fair-defaults' });
+    const reports: BatchReport[] = [];
+    // No batch size, concurrency or per-workspace cap given: the engine's defaults.
+    const d = new OutboxDispatcher({ db: t.agentDb, producer, onBatch: (r) => reports.push(r) });
+    await d.drain();
+    expect(await statusCounts(t.owner)).toEqual({ dispatched: 5010 });
+    const smallIndex = reports.findIndex((r) => r.workspaceId === small.workspaceId);
+    expect(reports[smallIndex]).toMatchObject({ round: 1, dispatched: 10 });
+    const bigBefore = reports.slice(0, smallIndex).reduce((n, r) => n + r.dispatched, 0);
+    expect(bigBefore).toBeLessThan(5000 / 2);
+  });
+
   it('a nudge naming a workspace gets it claimed at once by a fast lane, while a round works through a backlog', async () => {
     const others = [];
     for (let i = 0; i < 6; i++) others.push(await seedWorkspace(t.owner, `other-${i}`));

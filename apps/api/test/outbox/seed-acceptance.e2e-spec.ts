@@ -149,4 +149,33 @@ describe('seed acceptance: idempotent command + transactional outbox over HTTP',
     const verified = await stack.client.get<{ status: string }>(stack.ws(`/stores/${store!.id}`));
     expect(verified.body.status).toBe('active');
   });
+
+  it("the API's post-commit nudge wakes the dispatcher: polling every 10 minutes, a command is still delivered at once", async () => {
+    const tenMinutes = { OUTBOX_POLL_INTERVAL_MS: '600000' };
+    const command = async (tag: string) =>
+      (await stack.client.post<Accepted>(stack.ws('/stores'), newStore(tag), { key: randomUUID() })).body
+        .store.id;
+    const dispatchedSoon = (storeId: string) =>
+      waitUntil(
+        'the event to be dispatched',
+        async () => (await eventsFor(storeId))[0]?.status === 'dispatched',
+        10_000,
+      );
+
+    // The control: the same dispatcher not listening for nudges leaves a new event alone.
+    await stack.restartDispatcher({ ...tenMinutes, OUTBOX_NUDGE: 'off' });
+    await stack.dispatcher.waitForOutput(/dispatcher ready/);
+    const unheard = await command('unheard');
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(await eventsFor(unheard)).toEqual([{ status: 'pending' }]);
+
+    await stack.restartDispatcher(tenMinutes);
+    await stack.dispatcher.waitForOutput(/dispatcher ready/);
+    await dispatchedSoon(unheard); // by its start-up round
+    await new Promise((r) => setTimeout(r, 500)); // that round is over: only a nudge moves it now
+    const heard = await command('heard');
+    await dispatchedSoon(heard);
+
+    await stack.restartDispatcher(); // the stack's usual one, for whatever runs next
+  });
 });

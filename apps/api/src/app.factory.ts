@@ -5,7 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { LogController, type FastifyError, type FastifyReply } from 'fastify';
 import { AppModule } from './app.module';
-import { registerRawImageBodyParser } from './modules/media/raw-image-body.parser';
+import { registerRequestBodyParsers } from './common/request-body.parsers';
 import { ProblemDetailsFilter, problemOf, statusProblem } from './common/problem-details.filter';
 import type { AppConfig } from './config/app-config';
 import { installHttpOps, requestId } from './ops/http-ops.installer';
@@ -58,7 +58,7 @@ export async function createApp(
       );
     },
   });
-  registerRawImageBodyParser(adapter); // media content uploads (raw bytes)
+  registerRequestBodyParsers(adapter); // JSON everywhere, raw bytes for media content only
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     logger: new PinoNestLogger(logger.child({ context: 'nest' })),
   });

@@ -21,6 +21,25 @@ describe('ZodValidationPipe', () => {
     }
   };
 
+  it('answers in proportion: at most 20 issues, each cut at 200 characters', () => {
+    const keys = Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`unknown${i}`, 1]));
+    const found = issues({ title: 'ok', ...keys });
+    expect(JSON.stringify(found).length).toBeLessThan(5000);
+    const many = issues({ title: 1, tags: Array.from({ length: 100 }, () => 7) });
+    expect(many).toHaveLength(21);
+    expect(many[20]).toEqual({ path: '…', message: '81 more issues not listed' });
+  });
+
+  it('names the root after where the value came from', () => {
+    const query = new ZodValidationPipe(z.strictObject({ limit: z.number().optional() }));
+    expect(() => query.transform('x', { type: 'query' })).toThrow(ValidationFailedError);
+    try {
+      query.transform('x', { type: 'query' });
+    } catch (error) {
+      expect((error as ValidationFailedError).issues[0]!.path).toBe('(query)');
+    }
+  });
+
   it('refuses text PostgreSQL cannot store, naming where it is', () => {
     expect(issues({ title: 'a\u0000b' })).toEqual([{ path: 'title', message: expect.stringMatching(/NUL/) }]);
     expect(issues({ title: 'ok', tags: ['fine', 'x\ud83d'] })).toEqual([

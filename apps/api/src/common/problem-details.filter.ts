@@ -1,7 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { DatabaseLayerError, PgErrorCode, isDatabaseUnavailable, pgErrorCode } from '@listing/db';
 import { IdempotencyError, IdempotencyRequestInProgressError } from '@listing/idempotency';
-import { DomainError, RateLimitedError } from './domain-errors';
+import { DomainError, RateLimitedError, UnauthenticatedError } from './domain-errors';
 
 /**
  * Code → HTTP status. The one place where typed errors meet HTTP; exported because the OpenAPI
@@ -113,6 +113,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       if (error instanceof IdempotencyRequestInProgressError)
         headers['retry-after'] = String(error.retryAfterSeconds);
       if (error instanceof RateLimitedError) headers['retry-after'] = String(error.retryAfterSeconds);
+      if (error instanceof UnauthenticatedError) headers['www-authenticate'] = 'Bearer'; // RFC 9110 §11.6.1
     } else if (isFastifyError(error)) {
       ({ code, detail } = fastifyProblem(error));
     } else if (error instanceof HttpException) {

@@ -124,9 +124,13 @@ export class CapabilityStack {
    * through all its attempts (the backoff is fixed on each job when it is enqueued).
    */
   async restartDispatcher(extra: Record<string, string> = {}): Promise<void> {
+    await this.stopDispatcher();
+    this.startDispatcher(extra);
+  }
+
+  async stopDispatcher(): Promise<void> {
     await this.dispatcher.stop();
     this.pastOutput.push(this.dispatcher.output());
-    this.startDispatcher(extra);
   }
 
   async stopWorker(): Promise<void> {

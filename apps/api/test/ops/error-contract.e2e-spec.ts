@@ -72,6 +72,16 @@ describe('error contract at the edges of the HTTP stack', () => {
     expect(answer).not.toContain(secret);
   });
 
+  it('an over-long path segment and an unknown method answer problem+json too', async () => {
+    const long = await alice.client.get(`/v1/workspaces/${'A'.repeat(200)}/product-drafts`);
+    expect(long.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(long.text).not.toContain('AAAAAAAAAA');
+    expect(long.status).toBeLessThan(500);
+    const answer = await rawHttp(api.url, `FOO /v1/workspaces HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toMatch(/content-type: application\/problem\+json/i);
+  });
+
   it('raw bytes are accepted only by the media content route: elsewhere 415 before the body is read', async () => {
     const big = Buffer.alloc(2 * 1024 * 1024, 7); // above BODY_LIMIT_BYTES, below MEDIA_MAX_BYTES
     for (const type of ['application/octet-stream', 'image/png']) {
@@ -95,6 +105,81 @@ describe('error contract at the edges of the HTTP stack', () => {
     const text = await drafts.text();
     expectProblem({ status: drafts.status, headers: drafts.headers, text }, 415, 'UNSUPPORTED_MEDIA_TYPE');
     expect((await t.owner.query('select count(*)::int as n from idempotency_requests')).rows[0].n).toBe(0);
+  });
+
+  it('bodies other than JSON are a 415 on JSON routes, and create nothing', async () => {
+    const drafts = `/v1/workspaces/${alice.workspaceId}/product-drafts`;
+    for (const [type, body] of [
+      ['application/x-www-form-urlencoded', 'title=form'],
+      ['text/plain', '{"title":"text"}'],
+      ['multipart/form-data; boundary=x', '--x\r\n\r\ntitle\r\n--x--'],
+    ]) {
+      const res = await alice.client.request('POST', drafts, {
+        headers: { 'content-type': type!, 'idempotency-key': randomUUID() },
+        rawBody: body,
+      });
+      expectProblem(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    }
+    expect((await t.owner.query('select count(*)::int as n from records')).rows[0].n).toBe(0);
+    // and the media content route takes raw bytes only
+    const media = await alice.client.request(
+      'PUT',
+      `/v1/workspaces/${alice.workspaceId}/media/${randomUUID()}/content`,
+      { body: { bytes: 'not raw' } },
+    );
+    expectProblem(media, 415, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('JSON nested absurdly deep is a 422 on every route, idempotent ones included (not a stack overflow)', async () => {
+    const deep = `{"title":"x","attributes":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    for (const path of [`/v1/workspaces/${alice.workspaceId}/product-drafts`, '/v1/workspaces']) {
+      const res = await alice.client.request('POST', path, {
+        headers: { 'idempotency-key': randomUUID() },
+        rawBody: deep,
+      });
+      expectProblem(res, 422, 'VALIDATION_FAILED');
+    }
+    expect((await t.owner.query('select count(*)::int as n from idempotency_requests')).rows[0].n).toBe(0);
+  });
+
+  it('ids in bodies are compared in any UUID spelling (an upper-case draft id is not a 500)', async () => {
+    const draft = await alice.client.post<{ id: string }>(
+      `/v1/workspaces/${alice.workspaceId}/product-drafts`,
+      { title: 'upper' },
+      { key: randomUUID() },
+    );
+    expect(draft.status).toBe(201);
+    const task = await alice.client.post(
+      `/v1/workspaces/${alice.workspaceId}/ai-tasks`,
+      { kind: 'text', draftId: draft.body.id.toUpperCase(), revision: 1 },
+      { key: randomUUID() },
+    );
+    expect(task.status).toBe(202);
+  });
+
+  it('If-Match follows RFC 9110: lists and * match, weak or foreign tags fail the precondition (412)', async () => {
+    const drafts = `/v1/workspaces/${alice.workspaceId}/product-drafts`;
+    const draft = await alice.client.post<{ id: string }>(drafts, { title: 'etag' }, { key: randomUUID() });
+    const patch = (ifMatch: string) =>
+      alice.client.request<{ revision: number }>('PATCH', `${drafts}/${draft.body.id}`, {
+        headers: { 'if-match': ifMatch, 'idempotency-key': randomUUID() },
+        body: { description: ifMatch },
+      });
+    expectProblem(await patch('W/"1"'), 412, 'REVISION_MISMATCH');
+    expectProblem(await patch('"01"'), 412, 'REVISION_MISMATCH');
+    expectProblem(await patch('"1'), 400, 'IF_MATCH_INVALID');
+    expect((await patch('"7", "1"')).body.revision).toBe(2);
+    expect((await patch('*')).body.revision).toBe(3);
+  });
+
+  it('the bearer scheme is case-insensitive, and a 401 names it (WWW-Authenticate)', async () => {
+    const lower = await fetch(`${api.url}/v1/workspaces`, {
+      headers: { authorization: `bearer ${alice.accessToken}` },
+    });
+    expect(lower.status).toBe(200);
+    const none = await fetch(`${api.url}/v1/workspaces`);
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toBe('Bearer');
   });
 
   it('values too large for an index are a 422, not a 500', async () => {

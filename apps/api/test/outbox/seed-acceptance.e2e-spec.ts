@@ -162,19 +162,26 @@ describe('seed acceptance: idempotent command + transactional outbox over HTTP',
         10_000,
       );
 
+    // Each dispatcher below starts with one event waiting: its start-up round delivers it, and once
+    // that round is over (a second to spare) only a nudge can move the next event for 10 minutes.
+    const startDispatcher = async (env: Record<string, string>) => {
+      await stack.stopDispatcher();
+      const waiting = await command('waiting');
+      stack.startDispatcher(env);
+      await dispatchedSoon(waiting);
+      await new Promise((r) => setTimeout(r, 1000));
+    };
+
     // The control: the same dispatcher not listening for nudges leaves a new event alone.
-    await stack.restartDispatcher({ ...tenMinutes, OUTBOX_NUDGE: 'off' });
-    await stack.dispatcher.waitForOutput(/dispatcher ready/);
+    await startDispatcher({ ...tenMinutes, OUTBOX_NUDGE: 'off' });
     const unheard = await command('unheard');
     await new Promise((r) => setTimeout(r, 3000));
     expect(await eventsFor(unheard)).toEqual([{ status: 'pending' }]);
 
-    await stack.restartDispatcher(tenMinutes);
-    await stack.dispatcher.waitForOutput(/dispatcher ready/);
-    await dispatchedSoon(unheard); // by its start-up round
-    await new Promise((r) => setTimeout(r, 500)); // that round is over: only a nudge moves it now
+    await startDispatcher(tenMinutes);
     const heard = await command('heard');
     await dispatchedSoon(heard);
+    expect(await eventsFor(unheard)).toEqual([{ status: 'dispatched' }]); // by that start-up round
 
     await stack.restartDispatcher(); // the stack's usual one, for whatever runs next
   });

@@ -147,6 +147,14 @@ describe('workspace invitations over HTTP', () => {
     const again = await owner.client.request('DELETE', url);
     expect(again.status).toBe(404);
     expect(again.body).toMatchObject({ code: 'INVITATION_NOT_FOUND' });
+    // an id that is not even a UUID is the same 404
+    for (const res of [
+      await owner.client.request('DELETE', `/v1/workspaces/${owner.workspaceId}/invitations/xyz`),
+      await hank.client.post('/v1/invitations/xyz/accept'),
+    ]) {
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ code: 'INVITATION_NOT_FOUND' });
+    }
     // another workspace's owner cannot withdraw it either (their workspace has no such invitation)
     const other = await registerUser(api.url);
     const inv2 = await owner.client.post<InvitationBody>(members(), { email: hank.email });

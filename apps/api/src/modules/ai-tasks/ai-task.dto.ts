@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { idSchema } from '../../common/id-schema';
 
 export const createAiTaskSchema = z
   .strictObject({
     kind: z.enum(['text', 'category', 'image']),
-    draftId: z.uuid(),
+    draftId: idSchema,
     revision: z.number().int().min(1).max(999_999_999),
     /** text only: which field the generated text replaces (default description). */
     target: z.enum(['title', 'description']).optional(),

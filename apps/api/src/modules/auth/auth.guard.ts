@@ -21,7 +21,8 @@ export class AuthGuard implements CanActivate {
       auth?: AuthContext;
     }>();
     const header = request.headers.authorization;
-    const match = header ? /^Bearer ([A-Za-z0-9_-]{20,200})$/.exec(header) : null;
+    // The scheme name is case-insensitive (RFC 9110 §11.1); the token is ours: exact.
+    const match = header ? /^bearer +([A-Za-z0-9_-]{20,200}) *$/i.exec(header) : null;
     if (!match) throw new UnauthenticatedError();
     const workspaceId = request.params?.workspaceId ?? null;
     if (workspaceId !== null && !UUID_RE.test(workspaceId)) throw new WorkspaceNotFoundError();

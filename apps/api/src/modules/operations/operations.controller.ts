@@ -1,6 +1,7 @@
 import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
 import { Database } from '@listing/db';
 import { z } from 'zod';
+import { idSchema } from '../../common/id-schema';
 import { ResourceNotFoundError } from '../../common/domain-errors';
 import { ParseIdPipe } from '../../common/http-params';
 import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
@@ -14,7 +15,7 @@ const listSchema = z
   .strictObject({
     limit: z.coerce.number().int().min(1).max(100).default(20),
     resourceType: z.string().min(1).max(64).optional(),
-    resourceId: z.uuid().optional(),
+    resourceId: idSchema.optional(),
   })
   .refine((q) => (q.resourceType === undefined) === (q.resourceId === undefined), {
     message: 'resourceType and resourceId go together',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { idSchema } from '../../common/id-schema';
 
 /** The payload of a product draft. Strict: unknown fields are a 422, never silently dropped. */
 export const draftDataSchema = z.strictObject({
@@ -13,7 +14,7 @@ export const draftDataSchema = z.strictObject({
     .optional(),
   categoryId: z.string().max(64).optional(),
   imageIds: z
-    .array(z.uuid().transform((id) => id.toLowerCase()))
+    .array(idSchema)
     .max(20)
     .refine((ids) => new Set(ids).size === ids.length, 'an image is named once')
     .optional(),

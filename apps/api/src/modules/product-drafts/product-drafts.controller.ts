@@ -76,7 +76,7 @@ export class ProductDraftsController {
     @Body(new ZodValidationPipe(draftPatchSchema)) patch: DraftPatch,
     @Res({ passthrough: true }) reply: Reply,
   ) {
-    const expected = parseIfMatch(ifMatch, true)!;
+    const expected = parseIfMatch(ifMatch, true)!; // required: never null
     const outcome = await this.drafts.update(auth, idem, id, expected, patch);
     reply.header('etag', etagOf(outcome.result.revision));
     return new IdempotentResponse(outcome.result, outcome.replayed);

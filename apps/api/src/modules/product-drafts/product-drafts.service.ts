@@ -11,6 +11,7 @@ import {
   ValidationFailedError,
 } from '../../common/domain-errors';
 import { keysetPage } from '../../common/page-cursor';
+import type { RevisionCondition } from '../../common/http-params';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { MediaRepository } from '../media/media.repository';
 import { featureExecutionPolicy, recordSnapshotPolicy } from '../records/record-result-policies';
@@ -57,7 +58,7 @@ export class ProductDraftsService {
     auth: WorkspaceAuthContext,
     idem: IdempotentRequestContext,
     id: string,
-    expectedRevision: number,
+    expectedRevision: RevisionCondition,
     patch: DraftPatch,
   ): Promise<IdempotentOutcome<RecordView>> {
     return this.idempotency.runPrepared({
@@ -81,7 +82,7 @@ export class ProductDraftsService {
     idem: IdempotentRequestContext,
     id: string,
     featureId: string,
-    expectedRevision: number | null,
+    expectedRevision: RevisionCondition | null,
   ): Promise<IdempotentOutcome<FeatureExecutionResult>> {
     return this.idempotency.runPrepared({
       owner: auth,

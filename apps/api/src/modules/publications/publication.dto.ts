@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { idSchema } from '../../common/id-schema';
 
 export const createPublicationSchema = z.strictObject({
-  draftId: z.uuid(),
+  draftId: idSchema,
   revision: z.number().int().min(1).max(999_999_999),
-  storeId: z.uuid(),
+  storeId: idSchema,
 });
 export type CreatePublicationInput = z.infer<typeof createPublicationSchema>;

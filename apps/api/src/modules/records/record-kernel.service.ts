@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
 import { ResourceNotFoundError, RevisionMismatchError } from '../../common/domain-errors';
+import { revisionMatches, type RevisionCondition } from '../../common/http-params';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { AuditRepository } from '../audit/audit.repository';
 import type { FeatureExecutionResult, RecordView } from './record-view';
@@ -47,14 +48,14 @@ export class RecordKernelService {
   }
 
   /**
-   * Optimistic update: the head is locked, its revision must equal `expectedRevision` (else 412),
+   * Optimistic update: the head is locked, its revision must match `expectedRevision` (else 412),
    * and `change` computes the next payload from the locked one.
    */
   async update(
     auth: WorkspaceAuthContext,
     moduleCode: string,
     id: string,
-    expectedRevision: number,
+    expectedRevision: RevisionCondition,
     change: (current: Record<string, unknown>) => Record<string, unknown>,
     /** 'system': a worker applies a result on the user's behalf (auth names that user). */
     actor: 'user' | 'system' = 'user',
@@ -86,7 +87,7 @@ export class RecordKernelService {
     moduleCode: string,
     id: string,
     feature: RecordFeature,
-    expectedRevision: number | null,
+    expectedRevision: RevisionCondition | null,
   ): Promise<FeatureExecutionResult> {
     const head = await this.lockHeadAt(moduleCode, id, expectedRevision);
     const code = `FEATURE_${feature.id.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}`;
@@ -143,11 +144,11 @@ export class RecordKernelService {
     return { record, execution };
   }
 
-  private async lockHeadAt(moduleCode: string, id: string, expectedRevision: number | null) {
+  private async lockHeadAt(moduleCode: string, id: string, expectedRevision: RevisionCondition | null) {
     this.db.requireTransaction('record write');
     const head = await this.records.lockHead(moduleCode, id);
     if (!head) throw new ResourceNotFoundError('record');
-    if (expectedRevision !== null && head.revision !== expectedRevision)
+    if (expectedRevision !== null && !revisionMatches(expectedRevision, head.revision))
       throw new RevisionMismatchError(head.revision);
     return head;
   }

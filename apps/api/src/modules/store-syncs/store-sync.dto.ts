@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { idSchema } from '../../common/id-schema';
 
-export const createStoreSyncSchema = z.strictObject({ storeId: z.uuid() });
+export const createStoreSyncSchema = z.strictObject({ storeId: idSchema });
 export type CreateStoreSyncInput = z.infer<typeof createStoreSyncSchema>;

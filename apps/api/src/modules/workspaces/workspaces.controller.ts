@@ -12,6 +12,7 @@ import {
   IdempotentResponse,
   type IdempotentRequestContext,
 } from '@listing/idempotency';
+import { InvitationNotFoundError } from '../../common/domain-errors';
 import { ParseIdPipe } from '../../common/http-params';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { ApiDoc } from '../../ops/openapi/api-doc.decorator';
@@ -68,7 +69,7 @@ export class WorkspacesController {
   @ApiDoc({ summary: 'Withdraw an open invitation', problems: ['FORBIDDEN', 'INVITATION_NOT_FOUND'] })
   async withdraw(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
-    @Param('invitationId', new ParseIdPipe('invitation')) id: string,
+    @Param('invitationId', new ParseIdPipe(() => new InvitationNotFoundError())) id: string,
   ) {
     await this.workspaces.withdraw(auth, id);
   }
@@ -89,14 +90,20 @@ export class InvitationsController {
   @Post(':invitationId/accept')
   @HttpCode(200)
   @ApiDoc({ summary: 'Accept an invitation: become a member', problems: ['INVITATION_NOT_FOUND'] })
-  accept(@Auth() auth: AuthContext, @Param('invitationId', new ParseIdPipe('invitation')) id: string) {
+  accept(
+    @Auth() auth: AuthContext,
+    @Param('invitationId', new ParseIdPipe(() => new InvitationNotFoundError())) id: string,
+  ) {
     return this.workspaces.accept(auth, id);
   }
 
   @Post(':invitationId/decline')
   @HttpCode(204)
   @ApiDoc({ summary: 'Decline an invitation', problems: ['INVITATION_NOT_FOUND'] })
-  async decline(@Auth() auth: AuthContext, @Param('invitationId', new ParseIdPipe('invitation')) id: string) {
+  async decline(
+    @Auth() auth: AuthContext,
+    @Param('invitationId', new ParseIdPipe(() => new InvitationNotFoundError())) id: string,
+  ) {
     await this.workspaces.decline(auth, id);
   }
 }

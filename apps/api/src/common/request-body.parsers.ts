@@ -1,0 +1,80 @@
+import type { FastifyAdapter } from '@nestjs/platform-fastify';
+import { loadMediaConfig } from '../config/media-config';
+import { ValidationFailedError } from './domain-errors';
+
+/** The one route that takes raw bytes (media.controller.ts), as Fastify names it. */
+export const MEDIA_CONTENT_ROUTE = '/v1/workspaces/:workspaceId/media/:mediaId/content';
+
+const RAW_TYPE = /^(application\/octet-stream|image\/[a-z0-9.+-]+)\s*(;|$)/i;
+const JSON_TYPE = /^application\/json\s*(;|$)/i;
+
+/** Nesting deeper than this is no request of ours, and would exhaust recursive walks (a 500). */
+export const MAX_JSON_DEPTH = 32;
+
+/** A refusal Fastify's error path recognises (problem-details.filter.ts maps the code to 415). */
+class UnsupportedBodyTypeError extends Error {
+  readonly code = 'FST_ERR_CTP_INVALID_MEDIA_TYPE';
+  readonly statusCode = 415;
+  constructor() {
+    super('this route does not accept a body of this type');
+  }
+}
+
+/**
+ * What a request body may be, decided before it is read:
+ * - PUT .../media/{id}/content takes raw bytes (application/octet-stream, image/*) as a Buffer,
+ *   bounded by MEDIA_MAX_BYTES (a larger Content-Length, or more bytes than announced, is a 413
+ *   before the handler runs), and nothing else;
+ * - every other route takes application/json only, bounded by BODY_LIMIT_BYTES. Anything else
+ *   (form data, text/plain, raw bytes) is a 415 before the body is read: MEDIA_MAX_BYTES is far
+ *   above BODY_LIMIT_BYTES, and no JSON route may buffer megabytes it cannot use.
+ * A JSON body nested deeper than MAX_JSON_DEPTH is a 422 before any guard, pipe or fingerprint
+ * walks it.
+ */
+export function registerRequestBodyParsers(
+  adapter: FastifyAdapter,
+  maxBytes = loadMediaConfig().MEDIA_MAX_BYTES,
+): void {
+  const instance = adapter.getInstance();
+  instance.addHook('preParsing', async (request, _reply, payload) => {
+    const type = request.headers['content-type'];
+    const hasBody =
+      request.headers['transfer-encoding'] !== undefined ||
+      Number(request.headers['content-length'] ?? 0) > 0;
+    if (type === undefined || !hasBody) return payload;
+    const raw = request.routeOptions.url === MEDIA_CONTENT_ROUTE;
+    if (!(raw ? RAW_TYPE : JSON_TYPE).test(type)) throw new UnsupportedBodyTypeError();
+    return payload;
+  });
+  instance.addHook('preValidation', async (request) => {
+    if (jsonDepthExceeds(request.body, MAX_JSON_DEPTH)) {
+      throw new ValidationFailedError([
+        { path: '(body)', message: `nested deeper than ${MAX_JSON_DEPTH} levels` },
+      ]);
+    }
+  });
+  const asBuffer = (_request: unknown, body: Buffer, done: (error: Error | null, body?: Buffer) => void) =>
+    done(null, body);
+  instance.addContentTypeParser(
+    'application/octet-stream',
+    { parseAs: 'buffer', bodyLimit: maxBytes },
+    asBuffer,
+  );
+  instance.addContentTypeParser(
+    /^image\/[a-z0-9.+-]+$/i,
+    { parseAs: 'buffer', bodyLimit: maxBytes },
+    asBuffer,
+  );
+}
+
+/** Iterative (a recursive walk is what deep input would overflow). Buffers are leaves. */
+export function jsonDepthExceeds(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object' || Buffer.isBuffer(node)) continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return false;
+}

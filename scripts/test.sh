@@ -7,8 +7,7 @@ source "$(dirname "$0")/lib.sh"
 ensure_dependencies
 ensure_services
 ensure_chromium
-build
 export TEST_DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres:postgres@127.0.0.1:5432/listing_test}"
 export TEST_REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379}"
 cd "$ROOT"
-exec pnpm test "$@"
+exec pnpm test "$@" # builds first: the e2e suites run the built processes

@@ -6,7 +6,12 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { LogController, type FastifyError, type FastifyReply } from 'fastify';
 import { AppModule } from './app.module';
 import { registerRequestBodyParsers } from './common/request-body.parsers';
-import { ProblemDetailsFilter, problemOf, statusProblem } from './common/problem-details.filter';
+import {
+  PROBLEM_JSON,
+  ProblemDetailsFilter,
+  problemOf,
+  statusProblem,
+} from './common/problem-details.filter';
 import type { AppConfig } from './config/app-config';
 import { installHttpOps, requestId } from './ops/http-ops.installer';
 import { PinoNestLogger, createLogger } from './ops/logger.factory';
@@ -35,10 +40,7 @@ export async function createApp(
     frameworkErrors: (error: FastifyError, _request: unknown, reply: FastifyReply) => {
       const { code, detail } = statusProblem(error.statusCode ?? 500);
       const problem = problemOf(code, detail);
-      void reply
-        .code(problem.status)
-        .type('application/problem+json; charset=utf-8')
-        .send(JSON.stringify(problem));
+      void reply.code(problem.status).type(PROBLEM_JSON).send(JSON.stringify(problem));
     },
     // Unparsable HTTP (a broken header line, headers too large): Node's error carries the raw
     // bytes (Authorization included), so only its code is logged, and the answer is problem+json.
@@ -53,7 +55,7 @@ export async function createApp(
       const { code, detail } = statusProblem(status);
       const body = JSON.stringify(problemOf(code, detail));
       socket.end(
-        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_JSON}\r\n` +
           `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       );
     },

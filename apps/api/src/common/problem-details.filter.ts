@@ -25,6 +25,7 @@ export const STATUS: Record<string, number> = {
   RESOURCE_NOT_FOUND: 404,
   FEATURE_NOT_FOUND: 404,
   ROUTE_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
   EMAIL_TAKEN: 409,
   RATE_LIMITED: 429,
   REVISION_MISMATCH: 412,
@@ -54,6 +55,8 @@ export const STATUS: Record<string, number> = {
   INTEGRITY_VIOLATION: 500,
   INTERNAL_ERROR: 500,
 };
+
+export const PROBLEM_JSON = 'application/problem+json; charset=utf-8';
 
 export const RETRYABLE: ReadonlySet<string> = new Set([
   'IDEMPOTENCY_REQUEST_IN_PROGRESS',
@@ -95,7 +98,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     }
     if (reply.sent) return;
     reply.code(problem.status);
-    reply.header('content-type', 'application/problem+json; charset=utf-8');
+    reply.header('content-type', PROBLEM_JSON);
     for (const [name, value] of Object.entries(headers)) reply.header(name, value);
     reply.send(JSON.stringify(problem));
   }

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
+import { PROBLEM_JSON, problemOf } from '../common/problem-details.filter';
 import { checkReadiness } from './health-probe';
 
 const opsEnv = z.object({
@@ -56,12 +57,19 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
       res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
       res.end(body);
     };
+    const problem = (code: string, detail?: string) => {
+      const body = problemOf(code, detail);
+      send(body.status, PROBLEM_JSON, JSON.stringify(body));
+    };
     const path = (req.url ?? '/').split('?')[0];
-    if (req.method !== 'GET') return send(405, 'text/plain', 'method not allowed\n');
+    if (req.method !== 'GET') {
+      res.setHeader('allow', 'GET');
+      return problem('METHOD_NOT_ALLOWED', 'only GET');
+    }
     if (path === '/metrics') {
       options.registry.metrics().then(
         (text) => send(200, options.registry.contentType, text),
-        () => send(500, 'text/plain', 'metrics unavailable\n'),
+        () => problem('INTERNAL_ERROR', 'metrics unavailable'),
       );
       return;
     }
@@ -74,7 +82,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
       });
       return;
     }
-    send(404, 'text/plain', 'not found\n');
+    problem('ROUTE_NOT_FOUND', 'no such route');
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -124,6 +124,17 @@ describe('/docs and /admin/queues', () => {
       (await fetch(`${api.url}/admin/queues`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))
         .status,
     ).toBe(200);
+    // The dashboard's own errors and the docs' missing files are problem+json, without internals.
+    for (const [path, headers] of [
+      ['/admin/queues/api/queues/no-such-queue/no-such-job', { authorization: `Bearer ${ADMIN_TOKEN}` }],
+      ['/docs/assets/no-such-file.js', {}],
+    ] as const) {
+      const res = await fetch(`${api.url}${path}`, { headers });
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      const text = await res.text();
+      expect(text).not.toMatch(/stack|at .*\.js:\d+/);
+    }
   });
 
   it('with METRICS_TOKEN set, /metrics answers its holder only (Bearer, or Basic for a browser)', async () => {

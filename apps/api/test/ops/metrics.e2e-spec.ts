@@ -87,6 +87,16 @@ describe('metrics after a known workload', () => {
     });
     expect(expected).toBeGreaterThanOrEqual(M);
     const dispatcherMetrics = await scrape(`http://127.0.0.1:${opsPort}/metrics`);
+    // The ops listener's refusals are problem+json like the API's.
+    for (const [method, path, status, code] of [
+      ['POST', '/metrics', 405, 'METHOD_NOT_ALLOWED'],
+      ['GET', '/nope', 404, 'ROUTE_NOT_FOUND'],
+    ] as const) {
+      const res = await fetch(`http://127.0.0.1:${opsPort}${path}`, { method });
+      expect(res.status).toBe(status);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(await res.json()).toMatchObject({ status, code });
+    }
     expect(metric(dispatcherMetrics, 'listing_outbox_dispatched_events_total')).toBe(expected);
     expect(
       metric(dispatcherMetrics, 'listing_outbox_dispatch_latency_seconds_count', { queue: 'ops-metrics' }),

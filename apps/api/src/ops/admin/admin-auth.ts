@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
+import { PROBLEM_JSON, problemOf } from '../../common/problem-details.filter';
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
@@ -26,14 +27,6 @@ export function sendUnauthenticated(reply: FastifyReply, realm: string, detail: 
   return reply
     .code(401)
     .header('www-authenticate', `Basic realm="${realm}", charset="UTF-8"`)
-    .header('content-type', 'application/problem+json; charset=utf-8')
-    .send(
-      JSON.stringify({
-        type: 'https://docs.listing.example/problems/unauthenticated',
-        title: 'Unauthenticated',
-        status: 401,
-        code: 'UNAUTHENTICATED',
-        detail,
-      }),
-    );
+    .header('content-type', PROBLEM_JSON)
+    .send(JSON.stringify(problemOf('UNAUTHENTICATED', detail)));
 }

@@ -5,6 +5,7 @@ import { Queue } from 'bullmq';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { PROBLEM_JSON, problemOf, statusProblem } from '../../common/problem-details.filter';
 import { adminAuthorized, sendUnauthenticated } from './admin-auth';
 
 export const BULL_BOARD_PATH = '/admin/queues';
@@ -66,6 +67,19 @@ export async function mountBullBoard(
         return sendUnauthenticated(reply, 'listing admin', 'admin credentials required');
       }
       await refresh();
+    });
+    // Bull Board answers its own errors ({ error, message, details }, with a stack trace in
+    // development): rewritten to problem+json that echoes nothing, like every other error.
+    scope.addHook('onSend', async (_request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+      if (
+        reply.statusCode < 400 ||
+        String(reply.getHeader('content-type')).startsWith('application/problem+json')
+      ) {
+        return payload;
+      }
+      const { code, detail } = statusProblem(reply.statusCode);
+      reply.header('content-type', PROBLEM_JSON);
+      return JSON.stringify({ ...problemOf(code, detail), status: reply.statusCode });
     });
     await scope.register(serverAdapter.registerPlugin(), { prefix: BULL_BOARD_PATH });
   });

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { PROBLEM_JSON, problemOf } from '../../common/problem-details.filter';
 
 const ASSETS: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',
@@ -59,7 +60,12 @@ export function registerSwaggerUi(fastify: FastifyInstance, document: () => obje
   });
   fastify.get<{ Params: { file: string } }>('/docs/assets/:file', (request, reply) => {
     const body = files.get(request.params.file);
-    if (!body) return void reply.code(404).type('text/plain').send('not found\n');
+    if (!body) {
+      return void reply
+        .code(404)
+        .type(PROBLEM_JSON)
+        .send(JSON.stringify(problemOf('ROUTE_NOT_FOUND', 'no such file')));
+    }
     void reply.type(ASSETS[request.params.file]!).header('cache-control', 'public, max-age=86400').send(body);
   });
 }

@@ -173,7 +173,11 @@ function fastifyProblem(error: FastifyErrorLike): { code: string; detail: string
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { code: 'INVALID_JSON', detail: 'the body is not valid JSON' };
+      // Fastify's parser also refuses (and does not tell apart) prototype-poisoning keys.
+      return {
+        code: 'INVALID_JSON',
+        detail: 'the body is not valid JSON, or holds a __proto__ or constructor.prototype key',
+      };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { code: 'PAYLOAD_TOO_LARGE', detail: 'the body is too large' };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

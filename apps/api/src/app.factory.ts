@@ -63,6 +63,7 @@ export async function createApp(
   registerRequestBodyParsers(adapter); // JSON everywhere, raw bytes for media content only
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     logger: new PinoNestLogger(logger.child({ context: 'nest' })),
+    bodyParser: false, // request-body.parsers.ts owns them (Nest's would add form data)
   });
   app.useGlobalFilters(new ProblemDetailsFilter());
   await installHttpOps(app, config, ops, logger);

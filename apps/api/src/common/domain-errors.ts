@@ -20,6 +20,11 @@ export class ValidationFailedError extends DomainError {
   }
 }
 
+/** The body is not a JSON text (empty, not UTF-8, malformed): 400. */
+export class InvalidJsonError extends DomainError {
+  readonly code = 'INVALID_JSON';
+}
+
 export class UnauthenticatedError extends DomainError {
   readonly code = 'UNAUTHENTICATED';
   constructor(message = 'a valid bearer token is required') {

@@ -1,6 +1,7 @@
 import type { FastifyAdapter } from '@nestjs/platform-fastify';
 import { loadMediaConfig } from '../config/media-config';
-import { ValidationFailedError } from './domain-errors';
+import secureJson from 'secure-json-parse';
+import { InvalidJsonError, ValidationFailedError } from './domain-errors';
 
 /** The one route that takes raw bytes (media.controller.ts), as Fastify names it. */
 export const MEDIA_CONTENT_ROUTE = '/v1/workspaces/:workspaceId/media/:mediaId/content';
@@ -28,8 +29,9 @@ class UnsupportedBodyTypeError extends Error {
  * - every other route takes application/json only, bounded by BODY_LIMIT_BYTES. Anything else
  *   (form data, text/plain, raw bytes) is a 415 before the body is read: MEDIA_MAX_BYTES is far
  *   above BODY_LIMIT_BYTES, and no JSON route may buffer megabytes it cannot use.
- * A JSON body nested deeper than MAX_JSON_DEPTH is a 422 before any guard, pipe or fingerprint
- * walks it.
+ * JSON is parsed here (parseJsonBody): bytes that are not UTF-8 or not JSON are a 400, a
+ * prototype-poisoning key or nesting deeper than MAX_JSON_DEPTH a 422, before any guard, pipe or
+ * fingerprint walks the body.
  */
 export function registerRequestBodyParsers(
   adapter: FastifyAdapter,
@@ -46,11 +48,15 @@ export function registerRequestBodyParsers(
     if (!(raw ? RAW_TYPE : JSON_TYPE).test(type)) throw new UnsupportedBodyTypeError();
     return payload;
   });
-  instance.addHook('preValidation', async (request) => {
-    if (jsonDepthExceeds(request.body, MAX_JSON_DEPTH)) {
-      throw new ValidationFailedError([
-        { path: '(body)', message: `nested deeper than ${MAX_JSON_DEPTH} levels` },
-      ]);
+  // Replaces Fastify's JSON parser to tell the client what is wrong (its own answers one
+  // "invalid JSON" for all of these) and to refuse bytes that are not UTF-8 instead of storing
+  // U+FFFD in their place. Bounded by BODY_LIMIT_BYTES like any parser without its own limit.
+  instance.removeContentTypeParser('application/json');
+  instance.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as Buffer));
+    } catch (error) {
+      done(error as Error, undefined);
     }
   });
   const asBuffer = (_request: unknown, body: Buffer, done: (error: Error | null, body?: Buffer) => void) =>
@@ -65,6 +71,36 @@ export function registerRequestBodyParsers(
     { parseAs: 'buffer', bodyLimit: maxBytes },
     asBuffer,
   );
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A JSON request body, or the typed reason it is not one. */
+export function parseJsonBody(body: Buffer): unknown {
+  if (body.length === 0) throw new InvalidJsonError('the body is empty; send a JSON value');
+  let text: string;
+  try {
+    text = UTF8.decode(body);
+  } catch {
+    throw new InvalidJsonError('the body is not valid UTF-8');
+  }
+  let value: unknown;
+  try {
+    value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (error) {
+    if (error instanceof SyntaxError && /forbidden prototype property/.test(error.message)) {
+      throw new ValidationFailedError([
+        { path: '(body)', message: 'a "__proto__" or "constructor.prototype" key is not accepted' },
+      ]);
+    }
+    throw new InvalidJsonError('the body is not valid JSON');
+  }
+  if (jsonDepthExceeds(value, MAX_JSON_DEPTH)) {
+    throw new ValidationFailedError([
+      { path: '(body)', message: `nested deeper than ${MAX_JSON_DEPTH} levels` },
+    ]);
+  }
+  return value;
 }
 
 /** Iterative (a recursive walk is what deep input would overflow). Buffers are leaves. */

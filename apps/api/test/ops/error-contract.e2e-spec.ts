@@ -142,6 +142,30 @@ describe('error contract at the edges of the HTTP stack', () => {
     expect((await t.owner.query('select count(*)::int as n from idempotency_requests')).rows[0].n).toBe(0);
   });
 
+  it('the JSON parser says what is wrong: not UTF-8 or not JSON is a 400, a prototype key a 422', async () => {
+    const drafts = `/v1/workspaces/${alice.workspaceId}/product-drafts`;
+    const send = (body: Buffer | string) =>
+      fetch(`${api.url}${drafts}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${alice.accessToken}`,
+          'idempotency-key': randomUUID(),
+        },
+        body,
+      }).then(async (res) => ({ status: res.status, headers: res.headers, text: await res.text() }));
+    const notUtf8 = await send(
+      Buffer.concat([Buffer.from('{"title":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]),
+    );
+    expectProblem(notUtf8, 400, 'INVALID_JSON');
+    expect(JSON.parse(notUtf8.text).detail).toMatch(/UTF-8/);
+    expectProblem(await send('{"title":'), 400, 'INVALID_JSON');
+    const proto = await send('{"title":"x","__proto__":{"admin":true}}');
+    expectProblem(proto, 422, 'VALIDATION_FAILED');
+    expect(proto.text).toContain('__proto__');
+    expect((await t.owner.query('select count(*)::int as n from records')).rows[0].n).toBe(0);
+  });
+
   it('ids in bodies are compared in any UUID spelling (an upper-case draft id is not a 500)', async () => {
     const draft = await alice.client.post<{ id: string }>(
       `/v1/workspaces/${alice.workspaceId}/product-drafts`,

@@ -80,6 +80,8 @@ export interface DispatcherStats {
   pauses: number;
   /** Dispatched events put back to pending because Redis had lost their job. */
   lostJobsRequeued: number;
+  /** Times the loop went to sleep for the poll interval with nothing left to do (it is idle). */
+  idleSleeps: number;
 }
 
 /**
@@ -111,6 +113,7 @@ export class OutboxDispatcher {
     reclaimed: 0,
     pauses: 0,
     lostJobsRequeued: 0,
+    idleSleeps: 0,
   };
 
   private readonly repository: OutboxRepository;
@@ -480,7 +483,10 @@ export class OutboxDispatcher {
         // Go again at once only where a backlog is likely (a full batch) or a nudge asked for a
         // round; otherwise poll. New events under a steady load reach the fast lanes by their
         // nudges: a round loop re-running discovery after every trickle would only burn CPU.
-        if (!this.sawFullBatch && !this.woken && !this.stopping) await this.sleep(this.pollIntervalMs);
+        if (!this.sawFullBatch && !this.woken && !this.stopping) {
+          this.stats.idleSleeps++;
+          await this.sleep(this.pollIntervalMs);
+        }
       } catch (error) {
         this.logger.error('dispatcher round failed', { error: redactError(error) });
         await this.sleep(Math.min(this.pollIntervalMs, 1000));

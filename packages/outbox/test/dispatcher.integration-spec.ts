@@ -20,8 +20,27 @@ const t = useTestDatabase();
  */
 class BrokenQueueProducer extends QueueProducer {
   readonly adds: string[][] = [];
+  /** The workspaces of every addBulk call, accepted or not, in call order. */
+  readonly bulks: string[][] = [];
+  /** Per queue: an addBulk to it waits here after its jobs are in BullMQ (see holdAfterAdd). */
+  private readonly holds = new Map<string, { added: () => void; released: Promise<void> }>();
+
+  /**
+   * The next addBulk to `queue` puts its jobs in BullMQ, then does not return until `release()`:
+   * the dispatcher holds those leases, its marks not yet written. `added` resolves once the jobs
+   * are in.
+   */
+  holdAfterAdd(queue: string): { added: Promise<void>; release: () => void } {
+    let added!: () => void;
+    let release!: () => void;
+    const addedPromise = new Promise<void>((r) => (added = r));
+    const released = new Promise<void>((r) => (release = r));
+    this.holds.set(queue, { added, released });
+    return { added: addedPromise, release };
+  }
 
   override async addBulk(queue: string, events: readonly ClaimedEvent[]): Promise<void> {
+    this.bulks.push([...new Set(events.map((e) => e.workspaceId))]);
     await refuse(queue);
     if (events.some((e) => e.type === 'poison.event')) {
       // a pipeline: the others are added, the poisoned one fails the call
@@ -30,6 +49,12 @@ class BrokenQueueProducer extends QueueProducer {
     }
     await super.addBulk(queue, events);
     this.adds.push([...new Set(events.map((e) => e.workspaceId))]);
+    const hold = this.holds.get(queue);
+    if (hold) {
+      this.holds.delete(queue);
+      hold.added();
+      await hold.released;
+    }
   }
   override async add(queue: string, event: ClaimedEvent): Promise<void> {
     await refuse(queue);
@@ -63,9 +88,21 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
   beforeEach(async () => {
     await t.owner.query('delete from outbox_events');
     producer.adds.length = 0;
+    producer.bulks.length = 0;
   });
   /** Index of the first add that carried `workspaceId`'s events. */
   const firstAdd = (workspaceId: string) => producer.adds.findIndex((ws) => ws.includes(workspaceId));
+
+  /**
+   * Starts `d` and returns once its start-up round is over and its loop sleeps for the poll
+   * interval (make it long; a full batch would start another round at once, so the start-up
+   * round must find less than a batch). Returns a reader of the rounds run so far.
+   */
+  async function startAndLetSleep(d: OutboxDispatcher): Promise<() => number> {
+    d.start();
+    await waitFor('the loop to go to sleep', async () => d.stats.idleSleeps > 0, 20_000, 5);
+    return () => d.stats.idleSleeps;
+  }
 
   const dispatcher = (extra: Partial<ConstructorParameters<typeof OutboxDispatcher>[0]> = {}) =>
     new OutboxDispatcher({ db: t.agentDb, producer, batchSize: 100, concurrency: 2, ...extra });
@@ -158,8 +195,7 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
     const a = (await seedWorkspace(t.owner, 'bulk-innocent')).workspaceId;
     const b = (await seedWorkspace(t.owner, 'bulk-poison')).workspaceId;
     const d = dispatcher({ fastLanes: 1, pollIntervalMs: 60_000 });
-    d.start();
-    await new Promise((r) => setTimeout(r, 300)); // the start-up round has gone to sleep
+    await startAndLetSleep(d); // no round may claim them: the fast lane must
     const [innocent] = await insertEvents(t.owner, a, 1, { queue: 'q-mixed' });
     const [poison] = await insertEvents(t.owner, b, 1, { queue: 'q-mixed', type: 'poison.event' });
     d.wake([a, b]); // one lane, one cycle: both in one addBulk
@@ -178,6 +214,10 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
     }
     expect(await row(innocent!)).toEqual({ status: 'dispatched', attempt_count: 0 });
     expect(await row(poison!)).toEqual({ status: 'pending', attempt_count: 1 });
+    // The path under test ran: both workspaces' events went in one failing bulk, and no round
+    // claimed anything.
+    expect(producer.bulks).toEqual([expect.arrayContaining([a, b])]);
+    expect(d.stats.rounds).toBe(0);
   });
 
   it('a lane that fails ends the round only once the other lanes have finished their batches', async () => {
@@ -238,10 +278,10 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
     const d = dispatcher({ reclaimIntervalMs: 0 });
     d.start();
     try {
-      const deadline = Date.now() + 10_000;
-      while ((await statusCounts(t.owner)).dispatched !== 3 && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await waitFor(
+        'the 3 reclaimed events dispatched',
+        async () => (await statusCounts(t.owner)).dispatched === 3,
+      );
     } finally {
       await d.stop();
     }
@@ -378,9 +418,8 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
       pollIntervalMs: 60_000,
       onBatch: (r) => reports.push(r),
     });
-    d.start();
-    // start() runs one round over an empty table (a few ms); let it go to sleep first.
-    await new Promise((r) => setTimeout(r, 300));
+    // start() runs one round over an empty table; it is asleep before the first nudge.
+    const roundsRun = await startAndLetSleep(d);
     const roundsBefore = d.stats.rounds;
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) {
@@ -397,6 +436,7 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
     expect(await statusCounts(t.owner)).toEqual({ dispatched: 100 });
     // No discovery round ran for any of it: the round loop sleeps until its poll interval.
     expect(d.stats.rounds).toBe(roundsBefore);
+    expect(roundsRun()).toBe(1);
     // Each report is one workspace's marks, carried by a later round trip or the mark timer.
     expect(reports.reduce((n, r) => n + r.dispatched, 0)).toBe(100);
     // 100 events in 20 nudges of 5 workspaces: one round trip claims all five (and marks what
@@ -410,20 +450,29 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
     await queue.close();
   });
 
-  it('fast-lane marks wait for a later cycle, and stop() marks them rather than releasing them', async () => {
+  it('fast-lane deliveries still unmarked when stop() comes are marked by it, not released', async () => {
     const ws = (await seedWorkspace(t.owner, 'marks-on-stop')).workspaceId;
-    const ids = await insertEvents(t.owner, ws, 7, { queue: 'q-marks' });
+    await insertEvents(t.owner, ws, 7, { queue: 'q-marks' });
     const d = dispatcher({ pollIntervalMs: 60_000 });
-    d.start();
-    await new Promise((r) => setTimeout(r, 300)); // the start-up round has gone to sleep
-    await insertEvents(t.owner, ws, 3, { queue: 'q-marks' }).then((more) => ids.push(...more));
+    await startAndLetSleep(d); // the round takes these 7 (claim, add, mark)
+    const more = await insertEvents(t.owner, ws, 3, { queue: 'q-marks' });
+    // The fast lane's add is held once its jobs are in BullMQ: stop() comes before the lane could
+    // hand its deliveries to a later cycle or the mark timer, deterministically.
+    const hold = producer.holdAfterAdd('q-marks');
     d.wake([ws]);
     const queue = new Queue('q-marks', { connection: redis, prefix: t.info.bullPrefix });
+    let stopped: Promise<void> | undefined;
     try {
-      // in BullMQ before they are marked; then stop at once, inside the mark delay
-      await waitFor('10 jobs', async () => (await queue.getJobCountByTypes('waiting')) === 10, 5000, 1);
+      await hold.added;
+      expect(await queue.getJobCountByTypes('waiting')).toBe(10);
+      const { rows } = await t.owner.query(`select status from outbox_events where id = any($1::uuid[])`, [
+        more,
+      ]);
+      expect(rows).toEqual(Array(3).fill({ status: 'dispatching' })); // in BullMQ, not yet marked
+      stopped = d.stop();
     } finally {
-      await d.stop();
+      hold.release();
+      await (stopped ?? d.stop());
       await queue.close();
     }
     expect(await statusCounts(t.owner)).toEqual({ dispatched: 10 });
@@ -445,8 +494,7 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
       return t.agentDb.queryInWorkspaces(parts, options);
     }) as typeof t.agentDb.queryInWorkspaces;
     const d = new OutboxDispatcher({ db: flaky, producer, fastLanes: 1, pollIntervalMs: 60_000 });
-    d.start();
-    await new Promise((r) => setTimeout(r, 300)); // the start-up round has gone to sleep
+    await startAndLetSleep(d); // no round may claim them: the fast lane must
     const [first] = await insertEvents(t.owner, a, 1, { queue: 'q-marks-failure' });
     await insertEvents(t.owner, b, 1, { queue: 'q-marks-failure' });
     // One lane: the cycle for a runs, the hint for b waits for it; the lane's next cycle (inside
@@ -462,23 +510,34 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
           const { rows } = await t.owner.query(`select status from outbox_events where id = $1`, [first]);
           return rows[0].status === 'dispatched';
         },
-        3000,
+        15_000, // its lease (30 s) cannot have expired by then: marked, not reclaimed
       );
     } finally {
       await d.stop();
     }
+    expect(d.stats.reclaimed).toBe(0);
   });
 
   it('stop() finishes the batch in flight and leaves no lease behind', async () => {
     const ws = await seedWorkspace(t.owner);
     await insertEvents(t.owner, ws.workspaceId, 3000, { queue: 'q-stop' });
-    const d = dispatcher({ batchSize: 200 });
+    // stop() as soon as the first batch is settled: the other lane's batch is in flight then.
+    let stopped: Promise<void> | undefined;
+    const d = dispatcher({
+      batchSize: 200,
+      onBatch: () => {
+        stopped ??= d.stop();
+      },
+    });
     d.start();
-    while (d.stats.dispatched === 0) await new Promise((r) => setTimeout(r, 5));
-    await d.stop();
+    await waitFor('the first batch', async () => stopped !== undefined);
+    await stopped;
     const counts = await statusCounts(t.owner);
     expect(counts.dispatching ?? 0).toBe(0);
-    expect((counts.dispatched ?? 0) + (counts.pending ?? 0)).toBe(3000);
+    // Stopped mid-backlog: whole batches only (the first, and the other lane's if it was in flight).
+    expect([200, 400]).toContain(counts.dispatched);
+    expect(counts.pending).toBe(3000 - counts.dispatched!);
+    expect(d.stats).toMatchObject({ dispatched: counts.dispatched, released: 0 });
     const { rows } = await t.owner.query(
       `select count(*)::int as n from outbox_events where attempt_count > 0`,
     );

@@ -170,7 +170,10 @@ describe('FailedJobSweep (real PostgreSQL and Redis)', () => {
     });
     await runtime.start();
     try {
-      await new Promise((r) => setTimeout(r, 300)); // the sweep at start is over
+      // The sweep at start is over once it has recorded its high-water mark (no mark before: a
+      // fresh prefix); a job injected before that could be its catch, not a periodic sweep's.
+      const markKey = `${prefix}:outbox:failed-swept-until:q-failed-periodic`;
+      await waitFor('the sweep at start', () => redis.get(markKey));
       // Its own workers would run a new job: this one lands in the failed set the way a worker that
       // died after BullMQ failed it leaves it (the fields the sweep reads, as BullMQ writes them).
       const id = randomUUID();

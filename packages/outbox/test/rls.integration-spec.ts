@@ -4,6 +4,8 @@ import { OutboxDispatcher, OutboxRepository, QueueProducer } from '../src';
 import { connectedRedis, insertEvents, statusCounts } from './helpers';
 
 const t = useTestDatabase();
+/** A timestamptz as the driver hands it over (text). */
+const TIMESTAMPTZ = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?[+-]\d\d/;
 
 /**
  * Seed acceptance check (5): without a workspace context neither app_user (the api) nor
@@ -64,8 +66,17 @@ describe('outbox events under row-level security, as app_user and as outbox_agen
     ]) {
       expect(await refusal(t.db.withWorkspace(a, () => t.db.executor.execute(write)))).toBe('42501');
     }
-    // Aggregates only: the api's backlog metrics.
-    await expect(t.db.executor.execute(sql`select * from outbox_stats()`)).resolves.toBeDefined();
+    // Aggregates only (both workspaces' events in one count, no payload): the api's backlog metrics.
+    const stats = await t.db.executor.execute<Record<string, unknown>>(sql`select * from outbox_stats()`);
+    expect(stats.rows).toEqual([
+      {
+        queue: 'q-test',
+        status: 'pending',
+        events: '10', // count(*): a bigint, as text
+        oldest_created_at: expect.stringMatching(TIMESTAMPTZ),
+        oldest_due_at: expect.stringMatching(TIMESTAMPTZ),
+      },
+    ]);
     expect(await statusCounts(t.owner)).toEqual({ pending: 10 });
   });
 

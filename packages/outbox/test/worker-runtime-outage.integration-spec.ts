@@ -12,6 +12,7 @@ import {
   OutboxWorkerRuntime,
   QueueProducer,
   redisOptionsFromUrl,
+  type OutboxLogger,
 } from '../src';
 import { connectedRedis, createCounterTable, stallJob, waitFor } from './helpers';
 
@@ -42,6 +43,19 @@ const lastAttemptJob = defineJob({
   transaction: false,
   inbox: false,
 });
+
+/**
+ * What the runtimes of this file log: each try they make against the cut database is a line
+ * naming the event, so a test can wait until the path under test has actually run (a fixed sleep
+ * on a loaded machine may end before the worker tried at all, and `attemptsMade 0` would prove
+ * nothing).
+ */
+const logged: Array<{ msg: string; event: unknown }> = [];
+const record = (msg: string, fields?: Record<string, unknown>) => logged.push({ msg, event: fields?.event });
+const logger: OutboxLogger = { info: record, warn: record, error: record };
+const BACK_IN_QUEUE = 'database unreachable: job back in its queue, no attempt counted';
+const DEAD_LETTER_FAILED = 'could not dead-letter the outbox event';
+const tries = (msg: string, event: string) => logged.filter((l) => l.msg === msg && l.event === event).length;
 
 class CountHandlers {
   cutOnFailure: (() => Promise<void>) | null = null;
@@ -110,6 +124,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
       prefix: t.info.bullPrefix,
       concurrency: 2,
       databaseRetryMs: 200,
+      logger,
     });
     await runtime.start();
     queue = new Queue(QUEUE, { connection: redis, prefix: t.info.bullPrefix });
@@ -133,8 +148,8 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
     );
     await proxy.cut();
     await new OutboxDispatcher({ db: t.agentDb, producer }).drain(); // the dispatcher's database is fine
-    // Several tries' worth of outage (pause 200 ms, backoff 10 ms, two attempts).
-    await new Promise((r) => setTimeout(r, 2000));
+    // More tries than the job has attempts (two, 10 ms apart), each put back uncounted.
+    await waitFor('three tries against the cut database', async () => tries(BACK_IN_QUEUE, id) >= 3);
     const during = (await queue.getJob(id))!;
     expect(await during.getState()).not.toBe('failed');
     expect(during.attemptsMade).toBe(0);
@@ -162,7 +177,9 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
     try {
       await new OutboxDispatcher({ db: t.agentDb, producer }).drain();
       await waitFor('the handler to have run', async () => handlers.cutOnFailure === null);
-      await new Promise((r) => setTimeout(r, 1000));
+      // Its failed dead-letter write put it back, and the retry (the handler fails again) too.
+      await waitFor('two tries put back uncounted', async () => tries(BACK_IN_QUEUE, id) >= 2);
+      expect(tries(DEAD_LETTER_FAILED, id)).toBeGreaterThanOrEqual(2);
       const during = (await queue.getJob(id))!;
       expect(await during.getState()).not.toBe('failed'); // failed now, the event would be stranded
       expect(during.attemptsMade).toBe(0);
@@ -200,6 +217,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
       stalledIntervalMs: 300,
       maxStalledCount: 0,
       databaseRetryMs: 100,
+      logger,
     };
     const runtime = () =>
       new OutboxWorkerRuntime({
@@ -240,7 +258,10 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
   it('a job BullMQ fails for stalling while the database is gone is dead-lettered once it returns', async () => {
     const { id, cleanUp } = await strandStalledJob('q-outage-stuck');
     try {
-      await new Promise((r) => setTimeout(r, 500)); // a few dead-letter tries against the cut proxy
+      await waitFor(
+        'a few dead-letter tries against the cut proxy',
+        async () => tries(DEAD_LETTER_FAILED, id) >= 3,
+      );
       expect((await eventRow(id)).status).toBe('dispatched');
       await proxy.open();
       const row = await waitFor('the event to be dead-lettered', async () => {
@@ -256,8 +277,11 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
   it('a stalled job failed while the database is gone, whose worker then stops, is dead-lettered by the next worker to start', async () => {
     const { id, rescuer, runtime, cleanUp } = await strandStalledJob('q-outage-orphan');
     try {
+      await waitFor('the rescuer to try its dead letter', async () => tries(DEAD_LETTER_FAILED, id) >= 1);
       await rescuer.close(); // stops before the database is back: its dead-letter retries end with it
       await proxy.open();
+      // A window for a retry that outlived close() (they come 100 ms apart): a lower bound, nothing
+      // is awaited because nothing should happen.
       await new Promise((r) => setTimeout(r, 300));
       expect((await eventRow(id)).status).toBe('dispatched'); // stranded: nobody is working on it
 

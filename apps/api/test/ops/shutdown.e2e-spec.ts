@@ -120,8 +120,21 @@ describe('SIGTERM during load', () => {
     );
 
     expect(await dispatcher.stop('SIGTERM')).toEqual({ code: 0, signal: null });
-    expect(await count(`select count(*)::int as n from outbox_events where status = 'dispatching'`)).toBe(0);
+    const afterDispatcher = (
+      await t.owner.query(
+        `select count(*) filter (where status = 'dispatching')::int as dispatching,
+                count(*) filter (where status = 'pending')::int as pending,
+                count(*) filter (where status = 'dispatched')::int as dispatched
+           from outbox_events`,
+      )
+    ).rows[0];
+    expect(afterDispatcher.dispatching).toBe(0);
+    expect(afterDispatcher.pending).toBeGreaterThan(0); // stopped mid-backlog
+    const applied = () => count(`select count(distinct event_id)::int as n from outbox_test_effects`);
+    await waitUntil('the worker at work', async () => (await applied()) > 0);
     expect(await worker.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+    // Stopped mid-backlog too: jobs the dispatcher delivered were still waiting for it.
+    expect(await applied()).toBeLessThan(afterDispatcher.dispatched);
 
     // Restart both: everything is delivered, and every event's effect happened exactly once.
     const dispatcher2 = spawnNode('dispatcher', DISPATCHER, env);

@@ -242,7 +242,32 @@ describe('Redis unreachable for 10 s in the middle of a run', () => {
         )
       ).rows[0] as { n: number; events: number };
     await waitUntil('every lost job ran', async () => (await effects()).events === 40, 30_000, 100);
-    await new Promise((r) => setTimeout(r, 500)); // a duplicate would show up by now
+    // The end state, where no job is left to run (a duplicate would be one): BullMQ has completed
+    // the 40, nothing else is queued or running, and no event is left for the dispatcher to add.
+    const redis = new Redis({ port, host: '127.0.0.1' });
+    const queue = new Queue('outbox-test', { connection: redis, prefix: t.info.bullPrefix });
+    try {
+      await waitUntil('BullMQ to have completed the 40, nothing left', async () => {
+        const counts = await queue.getJobCounts(
+          'completed',
+          'failed',
+          'active',
+          'waiting',
+          'delayed',
+          'prioritized',
+          'waiting-children',
+        );
+        return counts.completed === 40 && Object.values(counts).reduce((a, b) => a + b, 0) === 40;
+      });
+    } finally {
+      await queue.close();
+      await redis.quit();
+    }
+    const { rows: left } = await t.owner.query(
+      `select count(*)::int as n from outbox_events where workspace_id = $1 and status <> 'dispatched'`,
+      [ws],
+    );
+    expect(left[0].n).toBe(0);
     expect(await effects()).toEqual({ n: 40, events: 40 });
     expect(await dispatcher.stop()).toEqual({ code: 0, signal: null });
     expect(await worker.stop()).toEqual({ code: 0, signal: null });

@@ -1,3 +1,4 @@
+import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Client } from 'pg';
 import type { Database } from './database';
@@ -68,7 +69,9 @@ export async function inheritsAppRole(db: Database): Promise<boolean> {
 }
 
 async function ensureRole(admin: Client, role: string, attributes: string, password: string) {
-  const pw = admin.escapeLiteral(password);
+  // A verifier, never the password: PostgreSQL logs a failing statement in full, and shows a
+  // running one in pg_stat_activity.
+  const pw = admin.escapeLiteral(scramVerifier(password));
   try {
     await admin.query(`CREATE ROLE ${role} ${attributes} PASSWORD ${pw}`);
   } catch (error) {
@@ -104,4 +107,19 @@ export function withCredentials(url: string, user: string, password: string, dat
 
 export function databaseName(url: string): string {
   return decodeURIComponent(new URL(url).pathname.replace(/^\//, ''));
+}
+
+/**
+ * The SCRAM-SHA-256 verifier PostgreSQL stores for a password (RFC 5802, RFC 7677), computed
+ * here so the password itself never reaches the server; accepted in place of the password by
+ * CREATE/ALTER ROLE ... PASSWORD. Hand-written: pg exports no such helper, and it is five lines
+ * of standard primitives. Passwords are taken as given (this project's are ASCII): no SASLprep.
+ */
+export function scramVerifier(password: string, salt = randomBytes(16), iterations = 4096): string {
+  const salted = pbkdf2Sync(password, salt, iterations, 32, 'sha256');
+  const hmac = (key: Buffer, text: string) => createHmac('sha256', key).update(text).digest();
+  const storedKey = createHash('sha256').update(hmac(salted, 'Client Key')).digest();
+  const serverKey = hmac(salted, 'Server Key');
+  const b64 = (b: Buffer) => b.toString('base64');
+  return `SCRAM-SHA-256$${iterations}:${b64(salt)}$${b64(storedKey)}:${b64(serverKey)}`;
 }

@@ -46,7 +46,9 @@ export async function createApp(
     // bytes (Authorization included), so only its code is logged, and the answer is problem+json.
     clientErrorHandler: (error: Error & { code?: string }, socket: Socket) => {
       logger.debug({ code: error.code }, 'unparsable HTTP request');
-      if (error.code === 'ECONNRESET' || !socket.writable) {
+      // As Node's own handler: never write into a response already under way on this socket.
+      const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+      if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
         socket.destroy();
         return;
       }

@@ -13,6 +13,7 @@ export const STATUS: Record<string, number> = {
   BAD_REQUEST: 400,
   UNSUPPORTED_MEDIA_TYPE: 415,
   PAYLOAD_TOO_LARGE: 413,
+  URI_TOO_LONG: 414,
   REQUEST_TIMEOUT: 408,
   HEADERS_TOO_LARGE: 431,
   UNAUTHENTICATED: 401,
@@ -203,8 +204,10 @@ export function statusProblem(status: number): { code: string; detail?: string }
       return { code: 'LENGTH_REQUIRED', detail: 'send a Content-Length' };
     case 413:
       return { code: 'PAYLOAD_TOO_LARGE', detail: 'the body is too large' };
+    case 414:
+      return { code: 'URI_TOO_LONG', detail: 'a path segment is too long' };
     case 415:
-      return { code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'send application/json' };
+      return { code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'this route does not take a body of this type' };
     default:
       return status < 500
         ? { code: 'BAD_REQUEST', detail: 'the request could not be processed' }
@@ -218,9 +221,21 @@ export function statusProblem(status: number): { code: string; detail?: string }
  * would read ECONNRESET as "database unreachable" and answer (and alert on) a 503.
  */
 function isClientStreamError(error: unknown): boolean {
-  const status = (error as { statusCode?: unknown })?.statusCode;
-  return typeof status === 'number' && status >= 400 && status < 500 && pgErrorCode(error) === undefined;
+  const { statusCode, code, message } = (error ?? {}) as {
+    statusCode?: unknown;
+    code?: unknown;
+    message?: unknown;
+  };
+  return (
+    typeof statusCode === 'number' &&
+    statusCode >= 400 &&
+    statusCode < 500 &&
+    (CLIENT_STREAM_CODES.has(code as string) || message === 'aborted') &&
+    pgErrorCode(error) === undefined
+  );
 }
+
+const CLIENT_STREAM_CODES = new Set(['ECONNRESET', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE']);
 
 export function problemOf(code: string, detail?: string, extensions: Record<string, unknown> = {}): Problem {
   return {

@@ -1,7 +1,7 @@
 import type { FastifyAdapter } from '@nestjs/platform-fastify';
-import { loadMediaConfig } from '../config/media-config';
 import secureJson from 'secure-json-parse';
-import { InvalidJsonError, ValidationFailedError } from './domain-errors';
+import { loadMediaConfig } from '../config/media-config';
+import { DomainError, InvalidJsonError, ValidationFailedError } from './domain-errors';
 
 /** The one route that takes raw bytes (media.controller.ts), as Fastify names it. */
 export const MEDIA_CONTENT_ROUTE = '/v1/workspaces/:workspaceId/media/:mediaId/content';
@@ -9,17 +9,16 @@ export const MEDIA_CONTENT_ROUTE = '/v1/workspaces/:workspaceId/media/:mediaId/c
 const RAW_TYPE = /^(application\/octet-stream|image\/[a-z0-9.+-]+)\s*(;|$)/i;
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
-/** Nesting deeper than this is no request of ours, and would exhaust recursive walks (a 500). */
-export const MAX_JSON_DEPTH = 32;
-
-/** A refusal Fastify's error path recognises (problem-details.filter.ts maps the code to 415). */
-class UnsupportedBodyTypeError extends Error {
-  readonly code = 'FST_ERR_CTP_INVALID_MEDIA_TYPE';
-  readonly statusCode = 415;
-  constructor() {
-    super('this route does not accept a body of this type');
+/** 415, naming what the route takes instead. */
+export class UnsupportedBodyTypeError extends DomainError {
+  readonly code = 'UNSUPPORTED_MEDIA_TYPE';
+  constructor(raw: boolean) {
+    super(raw ? 'send the raw bytes: application/octet-stream or image/*' : 'send application/json');
   }
 }
+
+/** Nesting deeper than this is no request of ours, and would exhaust recursive walks (a 500). */
+export const MAX_JSON_DEPTH = 32;
 
 /**
  * What a request body may be, decided before it is read:
@@ -38,23 +37,37 @@ export function registerRequestBodyParsers(
   maxBytes = loadMediaConfig().MEDIA_MAX_BYTES,
 ): void {
   const instance = adapter.getInstance();
+  // The routes there are: a request for none answers 404 whatever it was sent (Fastify's
+  // request.is404 does not see Nest's not-found handler as one).
+  const routes = new Set<string>();
+  instance.addHook('onRoute', (route) => void routes.add(route.url));
   instance.addHook('preParsing', async (request, _reply, payload) => {
     const type = request.headers['content-type'];
     const hasBody =
       request.headers['transfer-encoding'] !== undefined ||
       Number(request.headers['content-length'] ?? 0) > 0;
-    if (type === undefined || !hasBody) return payload;
+    // GET and HEAD bodies are never read; an unknown route answers 404 whatever it was sent.
+    if (type === undefined || !hasBody || request.method === 'GET' || request.method === 'HEAD')
+      return payload;
+    if (!routes.has(request.routeOptions.url ?? '')) return payload;
     const raw = request.routeOptions.url === MEDIA_CONTENT_ROUTE;
-    if (!(raw ? RAW_TYPE : JSON_TYPE).test(type)) throw new UnsupportedBodyTypeError();
+    if (!(raw ? RAW_TYPE : JSON_TYPE).test(type)) throw new UnsupportedBodyTypeError(raw);
     return payload;
+  });
+  // An empty body is no body, whatever type it claims (`curl -d ''` sends a form type): the
+  // routes that take none (accept, logout, retry...) answer, the others say what is missing.
+  instance.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+    if ((body as Buffer).length === 0 || !routes.has(request.routeOptions.url ?? '')) done(null, undefined);
+    else done(new UnsupportedBodyTypeError(false), undefined);
   });
   // Replaces Fastify's JSON parser to tell the client what is wrong (its own answers one
   // "invalid JSON" for all of these) and to refuse bytes that are not UTF-8 instead of storing
   // U+FFFD in their place. Bounded by BODY_LIMIT_BYTES like any parser without its own limit.
   instance.removeContentTypeParser('application/json');
-  instance.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+  instance.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const unused = (body as Buffer).length === 0 || !routes.has(request.routeOptions.url ?? '');
     try {
-      done(null, parseJsonBody(body as Buffer));
+      done(null, unused ? undefined : parseJsonBody(body as Buffer));
     } catch (error) {
       done(error as Error, undefined);
     }
@@ -67,7 +80,7 @@ export function registerRequestBodyParsers(
     asBuffer,
   );
   instance.addContentTypeParser(
-    /^image\/[a-z0-9.+-]+$/i,
+    /^image\/[a-z0-9.+-]+\s*(;|$)/i, // tested against the whole header, parameters included
     { parseAs: 'buffer', bodyLimit: maxBytes },
     asBuffer,
   );
@@ -75,9 +88,8 @@ export function registerRequestBodyParsers(
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-/** A JSON request body, or the typed reason it is not one. */
+/** A (non-empty) JSON request body, or the typed reason it is not one. */
 export function parseJsonBody(body: Buffer): unknown {
-  if (body.length === 0) throw new InvalidJsonError('the body is empty; send a JSON value');
   let text: string;
   try {
     text = UTF8.decode(body);

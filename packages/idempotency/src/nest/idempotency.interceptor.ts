@@ -33,20 +33,22 @@ interface HttpReplyLike {
 }
 
 /**
- * One spelling per meaning, so a retry that writes a header differently is the same request:
- * entity-tag lists (If-Match, If-None-Match) are trimmed per element and a bare tag is quoted
- * (`1` and `"1"` name the same revision to a lenient parser); `*` and weak tags stay as they are.
+ * One spelling per meaning, so a retry that writes a header differently is the same request.
+ * If-Match (RFC 9110 §13.1.1) is a set of strong tags or `*`: elements are trimmed, weak tags
+ * dropped (they never match), duplicates removed and the rest sorted, so `"7", "1"` and
+ * `"1", W/"2", "7"` are one condition. If-None-Match compares weakly: its tags are only trimmed.
  * Other headers are only trimmed.
  */
 export function canonicalHeader(name: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (name !== 'if-match' && name !== 'if-none-match') return value.trim();
-  return value
+  const tags = value
     .split(',')
     .map((tag) => tag.trim())
-    .filter((tag) => tag !== '')
-    .map((tag) => (tag === '*' || tag.startsWith('W/') ? tag : `"${tag.replace(/^"|"$/g, '')}"`))
-    .join(', ');
+    .filter((tag) => tag !== '');
+  if (name === 'if-none-match') return tags.join(', ');
+  if (tags.includes('*')) return '*';
+  return [...new Set(tags.filter((tag) => !tag.startsWith('W/')))].sort().join(', ');
 }
 
 /**

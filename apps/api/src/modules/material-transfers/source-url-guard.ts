@@ -73,10 +73,6 @@ export function checkSourceUrl(raw: string | URL, allowlist: readonly AllowEntry
     throw reject('not a valid absolute URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw reject('only http and https are allowed');
-  // Its normal form is a unique-index key (PostgreSQL refuses index rows over ~2.7 kB).
-  if (url.href.length > MAX_SOURCE_URL_LENGTH) {
-    throw reject(`the URL is longer than ${MAX_SOURCE_URL_LENGTH} characters once encoded`);
-  }
   if (url.username || url.password) throw reject('credentials in the URL are not allowed');
   if (!matchEntry(url, allowlist)) throw reject('the host is not on the allowlist');
   url.hash = '';
@@ -183,5 +179,12 @@ export function sourceKeyOf(url: URL): string {
     if (SIGNING_PARAM.test(name)) copy.searchParams.delete(name);
   }
   if (![...copy.searchParams.keys()].length) copy.search = '';
+  // A unique-index key (PostgreSQL refuses index rows over ~2.7 kB). Only the key: a signed URL
+  // may be far longer (an STS session token), and so may a redirect hop, which is never indexed.
+  if (copy.href.length > MAX_SOURCE_URL_LENGTH) {
+    throw reject(
+      `the URL without its signature is longer than ${MAX_SOURCE_URL_LENGTH} characters once encoded`,
+    );
+  }
   return copy.href;
 }

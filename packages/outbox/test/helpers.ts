@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import type { Database } from '@listing/db';
+import { waitFor } from '@listing/testing';
 import {
   JobRegistry,
   OutboxWorkerRuntime,
@@ -44,20 +45,8 @@ export async function connectedRedis(url: string): Promise<Redis> {
   return redis;
 }
 
-export async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined | null | false>,
-  timeoutMs = 20_000,
-  intervalMs = 50,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
+/** The shared poller (20 s default timeout). */
+export { waitFor } from '@listing/testing';
 
 export const uuid = randomUUID;
 

@@ -1,4 +1,4 @@
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 
 /**
  * A TCP proxy in front of a server (PostgreSQL, say) that a test can cut and restore, like
@@ -52,8 +52,11 @@ export class CuttableProxy {
 /** A free TCP port on 127.0.0.1 (closed again before it is returned). */
 export async function freeTcpPort(): Promise<number> {
   const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }

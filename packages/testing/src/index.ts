@@ -3,3 +3,4 @@ export * from './test-database';
 export * from './fixtures';
 export * from './cuttable-proxy';
 export * from './pg-activity';
+export * from './wait-for';

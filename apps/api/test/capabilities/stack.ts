@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { TestDatabaseHandle } from '@listing/testing';
 import { SimAdminClient } from '../../../platform-sim/src/sim-admin-client';
 import {
   API_DIR,
@@ -11,41 +9,23 @@ import {
   killAll,
   roleEnv,
   spawnNode,
-  waitUntil,
   WORKER,
   type Spawned,
 } from '../outbox/processes';
-import { ApiClient, registerUser, type RegisteredUser } from '../support/api-client';
+import { ApiClient, registerUser } from '../support/api-client';
+import { spawnApiProcess } from '../support/api-process';
+import { ProcessStack } from '../support/process-stack';
 
-/** The API process environment (cheap KDF for tests; logs on, so the secret scan reads them). */
-function apiEnv(t: TestDatabaseHandle, overrides: Record<string, string>): Record<string, string> {
-  return {
-    NODE_ENV: 'test',
-    HOST: '127.0.0.1',
-    DATABASE_URL: t.info.appUrl,
-    REDIS_URL: t.info.redisUrl,
-    BULLMQ_PREFIX: t.info.bullPrefix,
-    AUTH_SCRYPT_LOG_N: '10',
-    LOG_LEVEL: 'info',
-    ...overrides,
-  };
-}
+export type { OperationBody } from '../support/process-stack';
 
 const SIM_MAIN = path.resolve(API_DIR, '..', 'platform-sim', 'dist', 'main.js');
-
-export interface OperationBody {
-  id: string;
-  status: 'pending' | 'running' | 'succeeded' | 'failed';
-  error: { code: string; message: string } | null;
-  [field: string]: unknown;
-}
 
 /**
  * The full stack as real processes on ephemeral ports: platform-sim, API, dispatcher, worker,
  * against this file's test database and BullMQ prefix. Every API response body and every line
  * the processes print is kept for the secret scans.
  */
-export class CapabilityStack {
+export class CapabilityStack extends ProcessStack {
   sim!: Spawned;
   api!: Spawned;
   dispatcher!: Spawned;
@@ -53,15 +33,10 @@ export class CapabilityStack {
   simUrl = '';
   apiUrl = '';
   admin!: SimAdminClient;
-  user!: RegisteredUser;
   readonly clients: ApiClient[] = [];
-  private redis?: Redis;
-  private readonly queues = new Map<string, Queue>();
   /** Output of processes that were stopped and replaced. */
   private readonly pastOutput: string[] = [];
   private readonly extraApis: Spawned[] = [];
-
-  constructor(private readonly t: TestDatabaseHandle) {}
 
   async start(): Promise<void> {
     const simPort = await freePort();
@@ -90,15 +65,12 @@ export class CapabilityStack {
     name: string,
     overrides: Record<string, string> = {},
   ): Promise<{ url: string; proc: Spawned }> {
-    const port = await freePort();
-    const proc = spawnNode(
-      name,
-      'dist/main.js',
-      apiEnv(this.t, { PORT: String(port), PLATFORM_BASE_URL: this.simUrl, ...overrides }),
-    );
-    await proc.waitForOutput(/api listening/);
-    if (name !== 'api') this.extraApis.push(proc);
-    return { url: `http://127.0.0.1:${port}`, proc };
+    const spawned = await spawnApiProcess(name, this.t.info, {
+      PLATFORM_BASE_URL: this.simUrl,
+      ...overrides,
+    });
+    if (name !== 'api') this.extraApis.push(spawned.proc);
+    return spawned;
   }
 
   roleEnv(extra: Record<string, string> = {}) {
@@ -138,37 +110,6 @@ export class CapabilityStack {
     this.pastOutput.push(this.worker.output());
   }
 
-  get client(): ApiClient {
-    return this.user.client;
-  }
-
-  ws(rest: string): string {
-    return `/v1/workspaces/${this.user.workspaceId}${rest}`;
-  }
-
-  async waitForOperation(
-    operationId: string,
-    status: OperationBody['status'] = 'succeeded',
-    timeoutMs = 30_000,
-  ) {
-    return waitUntil(
-      `operation ${operationId} to be ${status}`,
-      async () => {
-        const res = await this.client.get<OperationBody>(this.ws(`/operations/${operationId}`));
-        if (res.status !== 200) throw new Error(`GET operation → ${res.status} ${res.text}`);
-        if (res.body.status === status) return res.body;
-        if (res.body.status === 'succeeded' || res.body.status === 'failed') {
-          throw new Error(
-            `operation ${operationId} ended ${res.body.status}: ${JSON.stringify(res.body.error)}`,
-          );
-        }
-        return undefined;
-      },
-      timeoutMs,
-      100,
-    );
-  }
-
   /** Creates a store with valid credentials and waits until it is active. */
   async activeStore(secrets: string[] = []): Promise<{ id: string; storeExternalId: string }> {
     const storeExternalId = `shop-${Math.random().toString(36).slice(2)}`;
@@ -199,15 +140,6 @@ export class CapabilityStack {
     return { id: res.body.id, revision: res.body.revision };
   }
 
-  queue(name: string): Queue {
-    let q = this.queues.get(name);
-    if (!q) {
-      q = new Queue(name, { connection: this.redis!, prefix: this.t.info.bullPrefix });
-      this.queues.set(name, q);
-    }
-    return q;
-  }
-
   /** The outbox event a command wrote for a resource (owner role: bypasses RLS). */
   async eventFor(field: string, value: string): Promise<{ id: string; queue: string; status: string }> {
     const { rows } = await this.t.owner.query(
@@ -216,34 +148,6 @@ export class CapabilityStack {
     );
     if (rows.length !== 1) throw new Error(`expected one event with ${field}=${value}, found ${rows.length}`);
     return rows[0];
-  }
-
-  /**
-   * Forces a redelivery of an already processed event: waits until BullMQ completed the job,
-   * removes it (so BullMQ cannot deduplicate), and puts the outbox event back to pending, so the
-   * real dispatcher enqueues it again under the same job id; resolves when the worker finished
-   * the second delivery.
-   */
-  async redeliver(eventId: string, queueName: string): Promise<unknown> {
-    const queue = this.queue(queueName);
-    await waitUntil('the first delivery to complete', async () => (await queue.getJob(eventId))?.finishedOn);
-    await waitUntil(
-      'the event to be marked dispatched',
-      async () =>
-        (await this.t.owner.query(`select status from outbox_events where id = $1`, [eventId])).rows[0]
-          ?.status === 'dispatched',
-    );
-    expect(await queue.remove(eventId)).toBe(1);
-    await this.t.owner.query(
-      `update outbox_events set status = 'pending', next_attempt_at = now(), dispatched_at = null, locked_by = null, locked_until = null where id = $1`,
-      [eventId],
-    );
-    const job = await waitUntil('the redelivered job to complete', async () => {
-      const j = await queue.getJob(eventId);
-      return j?.finishedOn ? j : undefined;
-    });
-    expect(job.failedReason).toBeFalsy();
-    return job.returnvalue;
   }
 
   /** Every API response body and process log line seen so far. */
@@ -275,8 +179,7 @@ export class CapabilityStack {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([...this.queues.values()].map((q) => q.close()));
-    await this.redis?.quit();
+    await this.closeQueues();
     await killAll();
   }
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { useTestDatabase } from '@listing/testing';
-import { freePort, killAll, spawnNode, waitUntil } from '../outbox/processes';
+import { killAll, waitUntil } from '../outbox/processes';
 import { ApiClient, registerUser, type RegisteredUser } from '../support/api-client';
-import { apiEnv } from '../support/in-process-api';
+import { spawnApiProcess } from '../support/api-process';
 
 const t = useTestDatabase();
 
@@ -11,16 +11,8 @@ describe('Idempotency-Key across real API processes', () => {
   let alice: RegisteredUser;
   let plainUrl: string;
 
-  const startApiProcess = async (name: string, extra: Record<string, string> = {}) => {
-    const port = await freePort();
-    const proc = spawnNode(
-      name,
-      'dist/main.js',
-      apiEnv(t.info, { PORT: String(port), LOG_LEVEL: 'info', ...extra }),
-    );
-    await proc.waitForOutput(/api listening/);
-    return { proc, url: `http://127.0.0.1:${port}` };
-  };
+  const startApiProcess = (name: string, extra: Record<string, string> = {}) =>
+    spawnApiProcess(name, t.info, extra);
   const drafts = () => `/v1/workspaces/${alice.workspaceId}/product-drafts`;
   const titled = async (title: string) =>
     (await t.owner.query(`select count(*)::int as n from records where payload->>'title' = $1`, [title]))

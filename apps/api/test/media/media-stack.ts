@@ -1,50 +1,36 @@
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { TestDatabaseHandle } from '@listing/testing';
 import { startPlatformSim, type RunningPlatformSim } from '../../../platform-sim/src/index';
-import {
-  DISPATCHER,
-  freePort,
-  killAll,
-  roleEnv,
-  spawnNode,
-  waitUntil,
-  WORKER,
-  type Spawned,
-} from '../outbox/processes';
+import { DISPATCHER, killAll, roleEnv, spawnNode, WORKER, type Spawned } from '../outbox/processes';
 import { LocalDirectoryObjectStorage } from '../../src/modules/object-storage/local-directory-object-storage';
-import { registerUser, type ApiClient, type RegisteredUser } from '../support/api-client';
+import { registerUser } from '../support/api-client';
+import { spawnApiProcess } from '../support/api-process';
+import { ProcessStack } from '../support/process-stack';
 
-export interface OperationBody {
-  id: string;
-  status: 'pending' | 'running' | 'succeeded' | 'failed';
-  error: { code: string; message: string } | null;
-  [field: string]: unknown;
-}
+export type { OperationBody } from '../support/process-stack';
 
 /**
  * Real api, dispatcher and worker processes on ephemeral ports against this file's test database
  * and BullMQ prefix, one object-storage directory shared by api and worker, and platform-sim
  * (in process, so its counters can be read directly) as the image source.
  */
-export class MediaStack {
+export class MediaStack extends ProcessStack {
   sim!: RunningPlatformSim;
   api!: Spawned;
   dispatcher!: Spawned;
   worker!: Spawned;
   apiUrl = '';
-  user!: RegisteredUser;
   readonly storageDir = mkdtempSync(path.join(tmpdir(), 'media-objects-'));
-  private redis?: Redis;
-  private readonly queues = new Map<string, Queue>();
 
   constructor(
-    private readonly t: TestDatabaseHandle,
+    t: TestDatabaseHandle,
     private readonly mediaEnv: Record<string, string> = {},
-  ) {}
+  ) {
+    super(t);
+  }
 
   env(extra: Record<string, string> = {}): Record<string, string> {
     return {
@@ -59,20 +45,7 @@ export class MediaStack {
 
   async start(): Promise<void> {
     this.sim = await startPlatformSim({ port: 0 });
-    const apiPort = await freePort();
-    this.api = spawnNode('api', 'dist/main.js', {
-      NODE_ENV: 'test',
-      HOST: '127.0.0.1',
-      PORT: String(apiPort),
-      DATABASE_URL: this.t.info.appUrl,
-      REDIS_URL: this.t.info.redisUrl,
-      BULLMQ_PREFIX: this.t.info.bullPrefix,
-      AUTH_SCRYPT_LOG_N: '10',
-      LOG_LEVEL: 'info',
-      ...this.env(),
-    });
-    await this.api.waitForOutput(/api listening/);
-    this.apiUrl = `http://127.0.0.1:${apiPort}`;
+    ({ proc: this.api, url: this.apiUrl } = await spawnApiProcess('api', this.t.info, this.env()));
     const role = roleEnv(this.t, { OUTBOX_TEST_JOBS: '0', ...this.env() });
     this.worker = spawnNode('worker', WORKER, role);
     await this.worker.waitForOutput(/worker ready/);
@@ -81,47 +54,11 @@ export class MediaStack {
     this.user = await registerUser(this.apiUrl);
   }
 
-  get client(): ApiClient {
-    return this.user.client;
-  }
-
-  ws(rest: string): string {
-    return `/v1/workspaces/${this.user.workspaceId}${rest}`;
-  }
-
-  async waitForOperation(operationId: string, status: OperationBody['status'] = 'succeeded') {
-    return waitUntil(
-      `operation ${operationId} to be ${status}`,
-      async () => {
-        const res = await this.client.get<OperationBody>(this.ws(`/operations/${operationId}`));
-        if (res.status !== 200) throw new Error(`GET operation → ${res.status} ${res.text}`);
-        if (res.body.status === status) return res.body;
-        if (res.body.status === 'succeeded' || res.body.status === 'failed') {
-          throw new Error(
-            `operation ${operationId} ended ${res.body.status}: ${JSON.stringify(res.body.error)}`,
-          );
-        }
-        return undefined;
-      },
-      30_000,
-      100,
-    );
-  }
-
   /** Raw bytes from the simulator (counted there as a media request). */
   async simBytes(name: string): Promise<Buffer> {
     const res = await fetch(`${this.sim.url}/platform/v1/media/${name}`);
     if (res.status !== 200) throw new Error(`sim media ${name} → ${res.status}`);
     return Buffer.from(await res.arrayBuffer());
-  }
-
-  queue(name: string): Queue {
-    let q = this.queues.get(name);
-    if (!q) {
-      q = new Queue(name, { connection: this.redis!, prefix: this.t.info.bullPrefix });
-      this.queues.set(name, q);
-    }
-    return q;
   }
 
   async eventFor(field: string, value: string): Promise<{ id: string; queue: string; payload: unknown }> {
@@ -133,32 +70,12 @@ export class MediaStack {
     return rows[0];
   }
 
-  /**
-   * Forces a redelivery of a processed event: waits for the first delivery, removes the completed
-   * BullMQ job (so BullMQ cannot deduplicate) and puts the outbox event back to pending; the real
-   * dispatcher enqueues it again. Resolves with the second job's return value.
-   */
-  async redeliver(eventId: string, queueName: string) {
-    const queue = this.queue(queueName);
-    await waitUntil('the first delivery to complete', async () => (await queue.getJob(eventId))?.finishedOn);
-    await waitUntil(
-      'the event to be marked dispatched',
-      async () =>
-        (await this.t.owner.query(`select status from outbox_events where id = $1`, [eventId])).rows[0]
-          ?.status === 'dispatched',
-    );
-    expect(await queue.remove(eventId)).toBe(1);
-    await this.t.owner.query(
-      `update outbox_events set status = 'pending', next_attempt_at = now(), dispatched_at = null,
-              locked_by = null, locked_until = null where id = $1`,
-      [eventId],
-    );
-    const job = await waitUntil('the redelivered job to complete', async () => {
-      const j = await queue.getJob(eventId);
-      return j?.finishedOn ? j : undefined;
-    });
-    expect(job.failedReason).toBeFalsy();
-    return job.returnvalue as { duplicate: boolean; result?: Record<string, unknown> };
+  /** `ProcessStack.redeliver`, typed as the media jobs' return value. */
+  override async redeliver(eventId: string, queueName: string) {
+    return (await super.redeliver(eventId, queueName)) as {
+      duplicate: boolean;
+      result?: Record<string, unknown>;
+    };
   }
 
   /** Every stored file with its inode and mtime: a rewrite changes the inode (rename). */
@@ -189,8 +106,7 @@ export class MediaStack {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([...this.queues.values()].map((q) => q.close()));
-    await this.redis?.quit();
+    await this.closeQueues();
     await killAll();
     await this.sim?.close();
     rmSync(this.storageDir, { recursive: true, force: true });

@@ -1,38 +1,33 @@
 import { randomUUID } from 'node:crypto';
 import type { TestDatabaseHandle } from '@listing/testing';
 import { freePort, spawnNode, waitUntil, type Spawned } from '../outbox/processes';
-
-export const API = 'dist/main.js';
-
-/** Environment of a spawned API process against this file's database (cheap KDF). */
-export function apiProcessEnv(t: TestDatabaseHandle, port: number, extra: Record<string, string> = {}) {
-  return {
-    NODE_ENV: 'test',
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    DATABASE_URL: t.info.appUrl,
-    DATABASE_POOL_SIZE: '6',
-    REDIS_URL: t.info.redisUrl,
-    BULLMQ_PREFIX: t.info.bullPrefix,
-    LOG_LEVEL: 'info',
-    AUTH_SCRYPT_LOG_N: '10',
-    SHUTDOWN_GRACE_MS: '300',
-    ...extra,
-  };
-}
+import { API_MAIN, apiEnv } from '../support/api-process';
 
 export interface RunningApi {
   readonly process: Spawned;
   readonly url: string;
 }
 
-/** Spawns dist/main.js on a free port and waits until it answers /health/live. */
+/**
+ * Spawns dist/main.js on a free port (`apiEnv` with logs on, a pool of 6 and a 300 ms shutdown
+ * grace) and waits until it answers /health/live.
+ */
 export async function spawnApi(
   t: TestDatabaseHandle,
   extra: Record<string, string> = {},
 ): Promise<RunningApi> {
   const port = await freePort();
-  const process = spawnNode('api', API, apiProcessEnv(t, port, extra));
+  const process = spawnNode(
+    'api',
+    API_MAIN,
+    apiEnv(t.info, {
+      PORT: String(port),
+      DATABASE_POOL_SIZE: '6',
+      LOG_LEVEL: 'info',
+      SHUTDOWN_GRACE_MS: '300',
+      ...extra,
+    }),
+  );
   const url = `http://127.0.0.1:${port}`;
   await waitUntil(
     'api to answer /health/live',

@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import type { Pool } from 'pg';
-import type { TestDatabaseHandle } from '@listing/testing';
+import { waitFor, type Probe, type TestDatabaseHandle } from '@listing/testing';
 
 export const API_DIR = path.resolve(__dirname, '..', '..');
 
@@ -132,31 +131,17 @@ export async function effectCount(owner: Pool, eventId: string): Promise<number>
   return rows[0].n;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+/** A free port on 127.0.0.1. */
+export { freeTcpPort as freePort } from '@listing/testing';
 
-export async function waitUntil<T>(
+/** `waitFor` with a 30 s default timeout: these waits span real process start-ups. */
+export function waitUntil<T>(
   what: string,
-  probe: () => Promise<T | undefined | null | false>,
+  probe: Probe<T>,
   timeoutMs = 30_000,
-  intervalMs = 50,
+  intervalMs?: number,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
+  return waitFor(what, probe, timeoutMs, intervalMs);
 }
 
 export interface TraceLine {

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { useTestDatabase } from '@listing/testing';
 import { CapabilityStack, credentials, type OperationBody } from '../capabilities/stack';
 import { ApiClient } from '../support/api-client';
-import { freePort, spawnNode, waitUntil } from './processes';
+import { spawnApiProcess } from '../support/api-process';
+import { waitUntil } from './processes';
 
 const t = useTestDatabase();
 
@@ -110,22 +111,14 @@ describe('seed acceptance: idempotent command + transactional outbox over HTTP',
 
   it('(3) the API is SIGKILLed right after the business commit; a dispatcher started afterwards delivers the event', async () => {
     await stack.dispatcher.stop(); // no dispatcher while the API commits and dies
-    const port = await freePort();
-    const doomed = spawnNode('api-crash', 'dist/main.js', {
-      NODE_ENV: 'test',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATABASE_URL: t.info.appUrl,
-      REDIS_URL: t.info.redisUrl,
-      BULLMQ_PREFIX: t.info.bullPrefix,
+    const { proc: doomed, url } = await spawnApiProcess('api-crash', t.info, {
+      AUTH_SCRYPT_LOG_N: undefined, // the API's default cost, as this process always had
       PLATFORM_BASE_URL: stack.simUrl,
-      LOG_LEVEL: 'info',
       OUTBOX_FAULTS_ENABLED: '1',
       OUTBOX_FAULT: 'after-business-commit',
     });
-    await doomed.waitForOutput(/api listening/);
     const body = newStore('three');
-    const answer = await new ApiClient(`http://127.0.0.1:${port}`, stack.user.accessToken)
+    const answer = await new ApiClient(url, stack.user.accessToken)
       .post(stack.ws('/stores'), body, { key: randomUUID() })
       .then(
         (r) => `answered ${r.status}`,

@@ -2,26 +2,12 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { TestDatabase } from '@listing/testing';
 import { createApp } from '../../src/app.factory';
 import { loadConfig } from '../../src/config/app-config';
+import { apiEnv } from './api-process';
 
 export interface InProcessApi {
   url: string;
   app: NestFastifyApplication;
   close(): Promise<void>;
-}
-
-/** Test environment for an API against one test database (cheap KDF, silent logs). */
-export function apiEnv(db: TestDatabase, overrides: Record<string, string> = {}): Record<string, string> {
-  return {
-    NODE_ENV: 'test',
-    HOST: '127.0.0.1',
-    PORT: '0',
-    DATABASE_URL: db.appUrl,
-    REDIS_URL: db.redisUrl,
-    BULLMQ_PREFIX: db.bullPrefix,
-    LOG_LEVEL: 'silent',
-    AUTH_SCRYPT_LOG_N: '10',
-    ...overrides,
-  };
 }
 
 /** The real HTTP API (Fastify, all modules) listening on an ephemeral port in this process. */

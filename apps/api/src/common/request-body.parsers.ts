@@ -2,12 +2,12 @@ import type { FastifyAdapter } from '@nestjs/platform-fastify';
 import secureJson from 'secure-json-parse';
 import { loadMediaConfig } from '../config/media-config';
 import { DomainError, InvalidJsonError, ValidationFailedError } from './domain-errors';
+import { STATUS } from './problem-details.filter';
 
 /** The one route that takes raw bytes (media.controller.ts), as Fastify names it. */
 export const MEDIA_CONTENT_ROUTE = '/v1/workspaces/:workspaceId/media/:mediaId/content';
 
 const RAW_TYPE = /^(application\/octet-stream|image\/[a-z0-9.+-]+)\s*(;|$)/i;
-const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
 /** 415, naming what the route takes instead. */
 export class UnsupportedBodyTypeError extends DomainError {
@@ -50,26 +50,30 @@ export function registerRequestBodyParsers(
     if (type === undefined || !hasBody || request.method === 'GET' || request.method === 'HEAD')
       return payload;
     if (!routes.has(request.routeOptions.url ?? '')) return payload;
+    // Refused before reading: raw bytes anywhere but the media route (their parsers' limit is
+    // MEDIA_MAX_BYTES), anything but raw bytes there. Other types on JSON routes meet the
+    // catch-all parser below (an empty body passes, any other is a 415 within BODY_LIMIT_BYTES).
     const raw = request.routeOptions.url === MEDIA_CONTENT_ROUTE;
-    if (!(raw ? RAW_TYPE : JSON_TYPE).test(type)) throw new UnsupportedBodyTypeError(raw);
+    if (raw !== RAW_TYPE.test(type)) throw forFastify(new UnsupportedBodyTypeError(raw));
     return payload;
   });
   // An empty body is no body, whatever type it claims (`curl -d ''` sends a form type): the
   // routes that take none (accept, logout, retry...) answer, the others say what is missing.
+  // Every parser is ours: Fastify's own would, say, hand an empty text/plain body on as ''.
+  instance.removeAllContentTypeParsers();
   instance.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
     if ((body as Buffer).length === 0 || !routes.has(request.routeOptions.url ?? '')) done(null, undefined);
-    else done(new UnsupportedBodyTypeError(false), undefined);
+    else done(forFastify(new UnsupportedBodyTypeError(false)), undefined);
   });
   // Replaces Fastify's JSON parser to tell the client what is wrong (its own answers one
   // "invalid JSON" for all of these) and to refuse bytes that are not UTF-8 instead of storing
   // U+FFFD in their place. Bounded by BODY_LIMIT_BYTES like any parser without its own limit.
-  instance.removeContentTypeParser('application/json');
   instance.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const unused = (body as Buffer).length === 0 || !routes.has(request.routeOptions.url ?? '');
     try {
       done(null, unused ? undefined : parseJsonBody(body as Buffer));
     } catch (error) {
-      done(error as Error, undefined);
+      done(error instanceof DomainError ? forFastify(error) : (error as Error), undefined);
     }
   });
   const asBuffer = (_request: unknown, body: Buffer, done: (error: Error | null, body?: Buffer) => void) =>
@@ -84,6 +88,15 @@ export function registerRequestBodyParsers(
     { parseAs: 'buffer', bodyLimit: maxBytes },
     asBuffer,
   );
+}
+
+/**
+ * A typed error with the HTTP status Fastify reads (`statusCode`): routes whose plugin installs
+ * its own error handler (the queue dashboard) answer it instead of a 500; elsewhere
+ * ProblemDetailsFilter maps the code as usual.
+ */
+function forFastify<E extends DomainError>(error: E): E {
+  return Object.assign(error, { statusCode: STATUS[error.code] ?? 500 });
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });

@@ -124,6 +124,15 @@ describe('/docs and /admin/queues', () => {
       (await fetch(`${api.url}/admin/queues`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }))
         .status,
     ).toBe(200);
+    // A body the dashboard's routes cannot take is a 415 there too (its own error handler reads
+    // the error's status), rewritten to problem+json.
+    const refused = await fetch(`${api.url}/admin/queues/api/queues/pause`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/plain' },
+      body: 'hi',
+    });
+    expect(refused.status).toBe(415);
+    expect(await refused.json()).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE', status: 415 });
     // The dashboard's own errors and the docs' missing files are problem+json, without internals.
     for (const [path, headers] of [
       ['/admin/queues/api/queues/no-such-queue/no-such-job', { authorization: `Bearer ${ADMIN_TOKEN}` }],

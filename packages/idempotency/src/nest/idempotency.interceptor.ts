@@ -34,10 +34,10 @@ interface HttpReplyLike {
 
 /**
  * One spelling per meaning, so a retry that writes a header differently is the same request.
- * If-Match (RFC 9110 §13.1.1) is a set of strong tags or `*`: elements are trimmed, weak tags
- * dropped (they never match), duplicates removed and the rest sorted, so `"7", "1"` and
- * `"1", W/"2", "7"` are one condition. If-None-Match compares weakly: its tags are only trimmed.
- * Other headers are only trimmed.
+ * If-Match (RFC 9110 §13.1.1) is a set: elements are trimmed, duplicates removed and the rest
+ * sorted, so `"7", "1"` and `"1","7"` are one condition. Weak tags stay (they match nothing, but
+ * `W/"1"` alone is not the same request as no If-Match at all). If-None-Match and other headers
+ * are only trimmed.
  */
 export function canonicalHeader(name: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
@@ -47,8 +47,7 @@ export function canonicalHeader(name: string, value: string | undefined): string
     .map((tag) => tag.trim())
     .filter((tag) => tag !== '');
   if (name === 'if-none-match') return tags.join(', ');
-  if (tags.includes('*')) return '*';
-  return [...new Set(tags.filter((tag) => !tag.startsWith('W/')))].sort().join(', ');
+  return [...new Set(tags)].sort().join(', ');
 }
 
 /**

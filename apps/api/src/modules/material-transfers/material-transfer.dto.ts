@@ -1,7 +1,8 @@
 import { z } from 'zod';
 
 export const createTransferSchema = z.strictObject({
-  sourceUrl: z.string().trim().min(1).max(4096),
+  // A signed URL may be long (an STS session token); only its key (source_key) is indexed.
+  sourceUrl: z.string().trim().min(1).max(8192),
 });
 export type CreateTransfer = z.infer<typeof createTransferSchema>;
 

@@ -6,6 +6,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { LogController, type FastifyError, type FastifyReply } from 'fastify';
 import { AppModule } from './app.module';
 import { registerRequestBodyParsers } from './common/request-body.parsers';
+import { AuthGuard } from './modules/auth/auth.guard';
 import {
   PROBLEM_JSON,
   ProblemDetailsFilter,
@@ -62,11 +63,13 @@ export async function createApp(
       );
     },
   });
-  registerRequestBodyParsers(adapter); // JSON everywhere, raw bytes for media content only
+  const bodies = registerRequestBodyParsers(adapter); // JSON everywhere, raw bytes for media content only
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     logger: new PinoNestLogger(logger.child({ context: 'nest' })),
     bodyParser: false, // request-body.parsers.ts owns them (Nest's would add form data)
   });
+  const guard = app.get(AuthGuard, { strict: false });
+  bodies.authenticateUpload = (authorization, workspaceId) => guard.authenticate(authorization, workspaceId);
   app.useGlobalFilters(new ProblemDetailsFilter());
   await installHttpOps(app, config, ops, logger);
   return app;

@@ -35,8 +35,20 @@ export const MAX_JSON_DEPTH = 32;
 export function registerRequestBodyParsers(
   adapter: FastifyAdapter,
   maxBytes = loadMediaConfig().MEDIA_MAX_BYTES,
-): void {
+): RequestBodyGate {
   const instance = adapter.getInstance();
+  const gate: RequestBodyGate = { authenticateUpload: null };
+  // A raw upload may be MEDIA_MAX_BYTES: its caller is checked before a byte of it is read (the
+  // route's guard, which runs after parsing, checks again).
+  instance.addHook('onRequest', async (request) => {
+    if (request.routeOptions.url !== MEDIA_CONTENT_ROUTE || !gate.authenticateUpload) return;
+    const params = request.params as { workspaceId?: string };
+    try {
+      await gate.authenticateUpload(request.headers.authorization, params.workspaceId ?? null);
+    } catch (error) {
+      throw error instanceof DomainError ? forFastify(error) : error;
+    }
+  });
   // The routes there are: a request for none answers 404 whatever it was sent (Fastify's
   // request.is404 does not see Nest's not-found handler as one).
   const routes = new Set<string>();
@@ -88,6 +100,13 @@ export function registerRequestBodyParsers(
     { parseAs: 'buffer', bodyLimit: maxBytes },
     asBuffer,
   );
+  return gate;
+}
+
+export interface RequestBodyGate {
+  /** Set once the application exists (AuthGuard.authenticate): refuses a caller before a raw upload. */
+  authenticateUpload:
+    ((authorization: string | undefined, workspaceId: string | null) => Promise<unknown>) | null;
 }
 
 /**

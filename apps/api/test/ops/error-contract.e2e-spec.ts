@@ -20,6 +20,28 @@ function rawHttp(url: string, request: string): Promise<string> {
   });
 }
 
+/** Sends a request's head only and resolves with the answer's head (the body is never sent). */
+function headOnly(url: string, head: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(head));
+    let out = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no answer before the body was sent; got ${JSON.stringify(out)}`));
+    }, 10_000);
+    socket.on('data', (d: Buffer) => {
+      out += d.toString('latin1');
+      if (out.includes('\r\n\r\n')) {
+        clearTimeout(timer);
+        socket.destroy();
+        resolve(out);
+      }
+    });
+    socket.on('error', reject);
+  });
+}
+
 /**
  * Mistakes the framework catches before any controller runs still answer problem+json with a
  * stable code, and never echo the URL, headers or body back (they may carry tokens).
@@ -106,6 +128,22 @@ describe('error contract at the edges of the HTTP stack', () => {
     const text = await drafts.text();
     expectProblem({ status: drafts.status, headers: drafts.headers, text }, 415, 'UNSUPPORTED_MEDIA_TYPE');
     expect((await t.owner.query('select count(*)::int as n from idempotency_requests')).rows[0].n).toBe(0);
+  });
+
+  it('a raw upload (up to MEDIA_MAX_BYTES) is refused before its body is read when its caller is', async () => {
+    const content = `/v1/workspaces/${alice.workspaceId}/media/${randomUUID()}/content`;
+    const head = (authorization: string) =>
+      `PUT ${content} HTTP/1.1\r\nHost: x\r\n${authorization}Content-Type: image/png\r\n` +
+      `Content-Length: 20000000\r\n\r\n`;
+    expect(await headOnly(api.url, head(''))).toMatch(/^HTTP\/1\.1 401 /);
+    expect(await headOnly(api.url, head(`Authorization: Bearer ${'x'.repeat(40)}\r\n`))).toMatch(
+      /^HTTP\/1\.1 401 /,
+    );
+    // a member of another workspace: the same 404 as for any route of a workspace not theirs
+    const mallory = await registerUser(api.url);
+    expect(await headOnly(api.url, head(`Authorization: Bearer ${mallory.accessToken}\r\n`))).toMatch(
+      /^HTTP\/1\.1 404 /,
+    );
   });
 
   it('bodies other than JSON are a 415 on JSON routes, and create nothing', async () => {

@@ -16,24 +16,36 @@ export class AuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<{
-      headers: Record<string, string | undefined>;
+      headers: Record<string, string | string[] | undefined>;
       params?: Record<string, string>;
       auth?: AuthContext;
     }>();
-    const header = request.headers.authorization;
+    request.auth = await this.authenticate(
+      request.headers.authorization,
+      request.params?.workspaceId ?? null,
+    );
+    return true;
+  }
+
+  /**
+   * The caller of a request, or the typed refusal (401; 404 for a workspace it is no member of).
+   * Also run before a raw upload's body is read (request-body.parsers.ts).
+   */
+  async authenticate(
+    header: string | string[] | undefined,
+    workspaceId: string | null,
+  ): Promise<AuthContext> {
     // The scheme name is case-insensitive (RFC 9110 §11.1); the token is ours: exact.
-    const match = header ? /^bearer +([A-Za-z0-9_-]{20,200}) *$/i.exec(header) : null;
+    const match = typeof header === 'string' ? /^bearer +([A-Za-z0-9_-]{20,200}) *$/i.exec(header) : null;
     if (!match) throw new UnauthenticatedError();
-    const workspaceId = request.params?.workspaceId ?? null;
     if (workspaceId !== null && !UUID_RE.test(workspaceId)) throw new WorkspaceNotFoundError();
     const found = await this.repository.authenticate(hashToken(match[1]!), workspaceId);
     if (!found) throw new UnauthenticatedError();
     if (workspaceId !== null && !found.role) throw new WorkspaceNotFoundError();
-    request.auth = {
+    return {
       userId: found.userId,
       sessionId: found.sessionId,
       ...(workspaceId !== null ? { workspaceId: workspaceId.toLowerCase(), role: found.role! } : {}),
     };
-    return true;
   }
 }

@@ -27,7 +27,8 @@ async function authenticate(verifier: string, password: string): Promise<void> {
   await sasl.continueSession(session, password, serverFirst);
   const [withoutProof, proof] = (session as unknown as { response: string }).response.split(',p=');
   const authMessage = `n=*,r=${session.clientNonce},${serverFirst},${withoutProof}`;
-  // Server side (RFC 5802 §3): ClientKey = ClientProof XOR HMAC(StoredKey, AuthMessage); H(ClientKey) = StoredKey.
+  // Server side (RFC 5802 §3): ClientKey = ClientProof XOR HMAC(StoredKey, AuthMessage), and
+  // H(ClientKey) must equal StoredKey.
   const signature = hmac(storedKey, authMessage);
   const clientKey = Buffer.from(proof!, 'base64').map((b, i) => b ^ signature[i]!);
   if (!createHash('sha256').update(clientKey).digest().equals(storedKey)) throw new Error('wrong password');

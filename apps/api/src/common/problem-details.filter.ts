@@ -170,25 +170,10 @@ function fastifyCause(error: HttpException): FastifyErrorLike | undefined {
   return isFastifyError(cause) ? cause : undefined;
 }
 
-function fastifyProblem(error: FastifyErrorLike): { code: string; detail: string } {
-  switch (error.code) {
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      // Fastify's parser also refuses (and does not tell apart) prototype-poisoning keys.
-      return {
-        code: 'INVALID_JSON',
-        detail: 'the body is not valid JSON, or holds a __proto__ or constructor.prototype key',
-      };
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { code: 'PAYLOAD_TOO_LARGE', detail: 'the body is too large' };
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'send application/json' };
-    default:
-      return {
-        code: (error.statusCode ?? 500) < 500 ? 'BAD_REQUEST' : 'INTERNAL_ERROR',
-        detail: 'the request could not be processed',
-      };
-  }
+/** Fastify's own refusals (body too large, bad Content-Length...) by their status. JSON is not
+ * among them: request-body.parsers.ts parses it and throws typed errors. */
+function fastifyProblem(error: FastifyErrorLike): { code: string; detail?: string } {
+  return statusProblem(error.statusCode ?? 500);
 }
 
 /** A framework-level refusal by HTTP status: a stable code and a detail that echoes nothing. */

@@ -25,9 +25,10 @@ export const MAX_JSON_DEPTH = 32;
  * - PUT .../media/{id}/content takes raw bytes (application/octet-stream, image/*) as a Buffer,
  *   bounded by MEDIA_MAX_BYTES (a larger Content-Length, or more bytes than announced, is a 413
  *   before the handler runs), and nothing else;
- * - every other route takes application/json only, bounded by BODY_LIMIT_BYTES. Anything else
- *   (form data, text/plain, raw bytes) is a 415 before the body is read: MEDIA_MAX_BYTES is far
- *   above BODY_LIMIT_BYTES, and no JSON route may buffer megabytes it cannot use.
+ * - every other route takes application/json only, bounded by BODY_LIMIT_BYTES. Raw bytes are a
+ *   415 before they are read (MEDIA_MAX_BYTES is far above BODY_LIMIT_BYTES); another non-empty
+ *   type (form data, text/plain) is a 415 once read, within BODY_LIMIT_BYTES; an empty body of
+ *   any type is no body.
  * JSON is parsed here (parseJsonBody): bytes that are not UTF-8 or not JSON are a 400, a
  * prototype-poisoning key or nesting deeper than MAX_JSON_DEPTH a 422, before any guard, pipe or
  * fingerprint walks the body.
@@ -38,13 +39,16 @@ export function registerRequestBodyParsers(
 ): RequestBodyGate {
   const instance = adapter.getInstance();
   const gate: RequestBodyGate = { authenticateUpload: null };
-  // A raw upload may be MEDIA_MAX_BYTES: its caller is checked before a byte of it is read (the
-  // route's guard, which runs after parsing, checks again).
+  // A raw upload may be MEDIA_MAX_BYTES: its caller is authenticated before a byte of it is read.
+  // The result is kept on the request, where the route's AuthGuard finds it (one query, not two).
   instance.addHook('onRequest', async (request) => {
     if (request.routeOptions.url !== MEDIA_CONTENT_ROUTE || !gate.authenticateUpload) return;
     const params = request.params as { workspaceId?: string };
     try {
-      await gate.authenticateUpload(request.headers.authorization, params.workspaceId ?? null);
+      (request as { auth?: unknown }).auth = await gate.authenticateUpload(
+        request.headers.authorization,
+        params.workspaceId ?? null,
+      );
     } catch (error) {
       throw error instanceof DomainError ? forFastify(error) : error;
     }
@@ -53,6 +57,7 @@ export function registerRequestBodyParsers(
   // request.is404 does not see Nest's not-found handler as one).
   const routes = new Set<string>();
   instance.addHook('onRoute', (route) => void routes.add(route.url));
+  const known = (request: { routeOptions: { url?: string } }) => routes.has(request.routeOptions.url ?? '');
   instance.addHook('preParsing', async (request, _reply, payload) => {
     const type = request.headers['content-type'];
     const hasBody =
@@ -61,7 +66,7 @@ export function registerRequestBodyParsers(
     // GET and HEAD bodies are never read; an unknown route answers 404 whatever it was sent.
     if (type === undefined || !hasBody || request.method === 'GET' || request.method === 'HEAD')
       return payload;
-    if (!routes.has(request.routeOptions.url ?? '')) return payload;
+    if (!known(request)) return payload;
     // Refused before reading: raw bytes anywhere but the media route (their parsers' limit is
     // MEDIA_MAX_BYTES), anything but raw bytes there. Other types on JSON routes meet the
     // catch-all parser below (an empty body passes, any other is a 415 within BODY_LIMIT_BYTES).
@@ -69,19 +74,19 @@ export function registerRequestBodyParsers(
     if (raw !== RAW_TYPE.test(type)) throw forFastify(new UnsupportedBodyTypeError(raw));
     return payload;
   });
-  // An empty body is no body, whatever type it claims (`curl -d ''` sends a form type): the
-  // routes that take none (accept, logout, retry...) answer, the others say what is missing.
-  // Every parser is ours: Fastify's own would, say, hand an empty text/plain body on as ''.
+  // Every parser is ours: Fastify's own would, say, hand an empty text/plain body on as ''. An
+  // empty body is no body, whatever type it claims (`curl -d ''` sends a form type): the routes
+  // that take none (accept, logout, retry...) answer, the others say what is missing.
   instance.removeAllContentTypeParsers();
   instance.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
-    if ((body as Buffer).length === 0 || !routes.has(request.routeOptions.url ?? '')) done(null, undefined);
+    if ((body as Buffer).length === 0 || !known(request)) done(null, undefined);
     else done(forFastify(new UnsupportedBodyTypeError(false)), undefined);
   });
   // Replaces Fastify's JSON parser to tell the client what is wrong (its own answers one
   // "invalid JSON" for all of these) and to refuse bytes that are not UTF-8 instead of storing
   // U+FFFD in their place. Bounded by BODY_LIMIT_BYTES like any parser without its own limit.
   instance.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    const unused = (body as Buffer).length === 0 || !routes.has(request.routeOptions.url ?? '');
+    const unused = (body as Buffer).length === 0 || !known(request);
     try {
       done(null, unused ? undefined : parseJsonBody(body as Buffer));
     } catch (error) {

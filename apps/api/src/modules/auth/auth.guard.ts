@@ -20,17 +20,15 @@ export class AuthGuard implements CanActivate {
       params?: Record<string, string>;
       auth?: AuthContext;
     }>();
-    request.auth = await this.authenticate(
+    // A raw upload's caller was authenticated before its body was read (request-body.parsers.ts).
+    request.auth ??= await this.authenticate(
       request.headers.authorization,
       request.params?.workspaceId ?? null,
     );
     return true;
   }
 
-  /**
-   * The caller of a request, or the typed refusal (401; 404 for a workspace it is no member of).
-   * Also run before a raw upload's body is read (request-body.parsers.ts).
-   */
+  /** The caller of a request, or the typed refusal (401; 404 for a workspace it is no member of). */
   async authenticate(
     header: string | string[] | undefined,
     workspaceId: string | null,

@@ -160,8 +160,9 @@ export function isNonPublicAddress(ip: string): boolean {
  * Query parameters that make a URL a bearer credential or vary per signing: the known names of
  * S3, GCS, Azure SAS, CloudFront, Alibaba OSS (incl. STS), Tencent COS, Huawei OBS, Volcengine TOS
  * and CDN URL signing (Akamai `__token__`/`hdnts`, `jwt`, `hmac`, `verify`), and any name that
- * ends in signature, token, secret, credential or password (`SessionToken`, `client_secret`). Anchored at the end: `tokenId` or `key` often name the object
- * itself, and dropping them would make two objects one source (a 409 for the second).
+ * ends in signature, token, secret, credential or password (`SessionToken`, `client_secret`).
+ * Anchored at the end: `tokenId` or `key` often name the object itself, and dropping them would
+ * make two objects one source (a 409 for the second).
  */
 const SIGNING_PARAM =
   /^(x-amz-.*|x-goog-.*|x-oss-.*|x-cos-.*|x-obs-.*|x-tos-.*|q-.*|signature|sig|sign|se|sp|sv|sr|st|skoid|sktid|skt|ske|sks|skv|expires|key-pair-id|policy|auth|auth_key|apikey|api_key|accesskeyid|googleaccessid|ossaccesskeyid|awsaccesskeyid|__token__|hdnts|hdnea|jwt|hmac|verify)$|(signature|token|secret|credential|credentials|password|passwd)$/i;

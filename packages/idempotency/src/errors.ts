@@ -74,6 +74,23 @@ export class IdempotencyRecordLostError extends IdempotencyError {
   }
 }
 
+/**
+ * The request body holds a value RFC 8785 cannot encode (a number beyond a double's range, which
+ * JSON.parse reads as Infinity; a bigint; a cycle), so it has no fingerprint. The client's value
+ * is the problem, as with any invalid field: the code is the application's VALIDATION_FAILED, not
+ * one of the engine's. Thrown by the fingerprint's first use in runPrepared, never by the
+ * interceptor, so the route's own validation answers first and a keyless request never meets it.
+ */
+export class IdempotencyBodyNotCanonicalError extends IdempotencyError {
+  readonly code = 'VALIDATION_FAILED';
+  constructor(
+    readonly path: string,
+    reason: string,
+  ) {
+    super(`the request body cannot be fingerprinted: ${path} ${reason}`);
+  }
+}
+
 /** Configuration rejected at boot. */
 export class IdempotencyConfigError extends IdempotencyError {
   readonly code = 'IDEMPOTENCY_CONFIG_INVALID';

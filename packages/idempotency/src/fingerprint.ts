@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { IdempotencyConfigError } from './errors';
+import { IdempotencyBodyNotCanonicalError, IdempotencyConfigError } from './errors';
 
 /**
  * HMAC-SHA256 fingerprints of requests. The input is the RFC 8785 canonical JSON of the
@@ -46,22 +46,59 @@ export class FingerprintKeyring {
     return this.keys.has(keyId);
   }
 
-  /** The fingerprint of one request, computed lazily per key id. */
+  /**
+   * The fingerprint of one request, computed lazily per key id. Never throws for a body: one that
+   * RFC 8785 cannot encode gives a fingerprint whose first use (current, digestFor, matches)
+   * throws IdempotencyBodyNotCanonicalError, a typed error, naming where the value is.
+   */
   fingerprint(operation: string, body: unknown, meaningHeaders: Record<string, string | undefined> = {}) {
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(meaningHeaders)) {
       if (value !== undefined) headers[name.toLowerCase()] = value;
     }
-    const canonical = canonicalize({ operation, body: body ?? null, headers }) ?? 'null';
+    let canonical: string | IdempotencyBodyNotCanonicalError;
+    try {
+      canonical = canonicalize({ operation, body: body ?? null, headers }) ?? 'null';
+    } catch {
+      // canonicalize throws plain Errors (Infinity, NaN), JSON.stringify a TypeError (bigint), a
+      // cycle a RangeError: whichever it was, the body is the cause.
+      const [path, reason] = unencodable(body);
+      canonical = new IdempotencyBodyNotCanonicalError(path, reason);
+    }
     return new RequestFingerprint(canonical, this.currentKeyId, (keyId) => this.keys.get(keyId));
   }
+}
+
+/**
+ * Where in a body that canonicalize refused the first value it cannot encode is, and why; paths
+ * as the application names fields (`price.amount`, `items.0`, `(body)` for the root). Iterative,
+ * and each object is visited once, so neither depth nor a cycle can make it throw.
+ */
+function unencodable(body: unknown): [path: string, reason: string] {
+  const seen = new Set<object>();
+  const stack: Array<[unknown, string[]]> = [[body, []]];
+  while (stack.length) {
+    const [node, path] = stack.pop()!;
+    const at = () => path.join('.') || '(body)';
+    if (typeof node === 'number' && !Number.isFinite(node)) return [at(), 'is not a finite number'];
+    if (typeof node === 'bigint') return [at(), 'is a bigint, not a JSON number'];
+    if (node === null || typeof node !== 'object' || ArrayBuffer.isView(node) || seen.has(node)) continue;
+    seen.add(node);
+    const entries = Object.entries(node);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i]!;
+      stack.push([child, [...path, key]]);
+    }
+  }
+  return ['(body)', 'is not a JSON value'];
 }
 
 export class RequestFingerprint {
   private readonly digests = new Map<string, Buffer>();
 
+  /** `canonical` is the RFC 8785 text, or why the request has none (thrown on first use). */
   constructor(
-    private readonly canonical: string,
+    private readonly canonical: string | IdempotencyBodyNotCanonicalError,
     readonly currentKeyId: string,
     private readonly secretOf: (keyId: string) => Buffer | undefined,
   ) {}
@@ -73,6 +110,7 @@ export class RequestFingerprint {
 
   /** Digest under a given key id, or undefined when that key is no longer configured. */
   digestFor(keyId: string): Buffer | undefined {
+    if (typeof this.canonical !== 'string') throw this.canonical;
     let digest = this.digests.get(keyId);
     if (!digest) {
       const secret = this.secretOf(keyId);

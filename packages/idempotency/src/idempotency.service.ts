@@ -100,6 +100,9 @@ export class IdempotencyService {
       );
       return { result, status: input.status, replayed: false };
     }
+    // A body with no fingerprint (IdempotencyBodyNotCanonicalError) is refused here, before any
+    // cache, flight or row is looked at: nothing is reserved for it.
+    input.fingerprint.current();
     const id = `${owner.workspaceId}:${owner.userId}:${key}`;
 
     const cached = this.replayCache.get(id);

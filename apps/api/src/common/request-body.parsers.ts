@@ -30,8 +30,8 @@ export const MAX_JSON_DEPTH = 32;
  *   type (form data, text/plain) is a 415 once read, within BODY_LIMIT_BYTES; an empty body of
  *   any type is no body.
  * JSON is parsed here (parseJsonBody): bytes that are not UTF-8 or not JSON are a 400, a
- * prototype-poisoning key or nesting deeper than MAX_JSON_DEPTH a 422, before any guard, pipe or
- * fingerprint walks the body.
+ * prototype-poisoning key, nesting deeper than MAX_JSON_DEPTH or a number out of a double's range
+ * a 422, before any guard, pipe or fingerprint walks the body.
  */
 export function registerRequestBodyParsers(
   adapter: FastifyAdapter,
@@ -149,8 +149,48 @@ export function parseJsonBody(body: Buffer): unknown {
       { path: '(body)', message: `nested deeper than ${MAX_JSON_DEPTH} levels` },
     ]);
   }
+  const outOfRange = outOfRangeNumbers(value);
+  if (outOfRange.length) throw new ValidationFailedError(outOfRange);
   return value;
 }
+
+/** At most this many out-of-range numbers are named (a body of 10,000 is one mistake). */
+const MAX_NAMED = 20;
+const MAX_PATH = 200;
+const OUT_OF_RANGE = 'a number out of range (beyond ±1.7976931348623157e308)';
+
+/**
+ * JSON.parse reads a number too large for a double (1e400, -1e400, 400 digits) as ±Infinity:
+ * a value the client did not send, that no JSON can carry back (JSON.stringify writes null, so
+ * jsonb would store null) and that RFC 8785 refuses (the idempotency fingerprint). Each is named by
+ * its path, as ZodValidationPipe names fields (`price.amount`, `items.0`; `(body)` for the root),
+ * in document order. Iterative; the depth is already bounded. Tiny numbers (1e-400) read as 0,
+ * and -0 as 0: both are values, not errors.
+ */
+export function outOfRangeNumbers(value: unknown): Array<{ path: string; message: string }> {
+  const found: Array<{ path: string; message: string }> = [];
+  let more = 0;
+  const stack: Array<[unknown, string[]]> = [[value, []]];
+  while (stack.length) {
+    const [node, path] = stack.pop()!;
+    if (typeof node === 'number') {
+      if (Number.isFinite(node)) continue;
+      if (found.length === MAX_NAMED) more++;
+      else found.push({ path: cut(path.join('.') || '(body)'), message: OUT_OF_RANGE });
+      continue;
+    }
+    if (node === null || typeof node !== 'object' || Buffer.isBuffer(node)) continue;
+    const entries = Object.entries(node);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i]!;
+      stack.push([child, [...path, key]]);
+    }
+  }
+  if (more) found.push({ path: '…', message: `${more} more numbers out of range not listed` });
+  return found;
+}
+
+const cut = (text: string) => (text.length > MAX_PATH ? `${text.slice(0, MAX_PATH - 1)}…` : text);
 
 /** Iterative (a recursive walk is what deep input would overflow). Buffers are leaves. */
 export function jsonDepthExceeds(value: unknown, max: number): boolean {

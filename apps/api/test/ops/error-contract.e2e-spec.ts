@@ -231,6 +231,34 @@ describe('error contract at the edges of the HTTP stack', () => {
     );
   });
 
+  it('a number beyond a double (1e400) is the same 422 naming its path on every route, idempotent or not', async () => {
+    // JSON.parse reads it as Infinity, which the idempotency fingerprint (RFC 8785) cannot encode:
+    // it was a 500 on @Idempotent routes, with or without a key, and a 422 elsewhere.
+    const idempotency = async () =>
+      (await t.owner.query('select count(*)::int as n from idempotency_requests')).rows[0].n;
+    const records = async () => (await t.owner.query('select count(*)::int as n from records')).rows[0].n;
+    const [idempotencyBefore, recordsBefore] = [await idempotency(), await records()];
+    const drafts = `/v1/workspaces/${alice.workspaceId}/product-drafts`;
+    const members = `/v1/workspaces/${alice.workspaceId}/members`;
+    for (const number of ['1e400', '-1e400']) {
+      const body = `{"title":"x","price":{"amount":${number},"currency":"EUR"},"email":"a@example.com","role":"member"}`;
+      for (const [path, key] of [
+        [drafts, randomUUID()], // @Idempotent, with a key
+        [drafts, undefined], // @Idempotent, without one (it is optional there)
+        ['/v1/workspaces', randomUUID()], // @Idempotent, key honoured without runPrepared
+        [members, undefined], // not idempotent
+      ] as const) {
+        const res = await alice.client.request('POST', path, { rawBody: body, ...(key ? { key } : {}) });
+        expectProblem(res, 422, 'VALIDATION_FAILED');
+        expect(res.body).toMatchObject({
+          errors: [{ path: 'price.amount', message: expect.stringMatching(/out of range/) }],
+        });
+      }
+    }
+    expect(await idempotency()).toBe(idempotencyBefore);
+    expect(await records()).toBe(recordsBefore);
+  });
+
   it('the JSON parser says what is wrong: not UTF-8 or not JSON is a 400, a prototype key a 422', async () => {
     const drafts = `/v1/workspaces/${alice.workspaceId}/product-drafts`;
     const send = (body: Buffer | string) =>

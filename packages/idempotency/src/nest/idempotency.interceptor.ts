@@ -54,7 +54,9 @@ export function canonicalHeader(name: string, value: string | undefined): string
  * Parses Idempotency-Key on routes marked @Idempotent(), and turns IdempotentResponse into a body
  * plus `Idempotent-Replayed: true` on replays. Guards (authentication, rate limits) have already
  * run; validation pipes run after this, so a bad key is not thrown here but handed to runPrepared
- * (`keyError`): a request that is both invalid and keyless hears about its body first.
+ * (`keyError`): a request that is both invalid and keyless hears about its body first. Likewise a
+ * body with no canonical JSON (a number beyond a double's range) does not throw here: its
+ * fingerprint throws a typed IdempotencyBodyNotCanonicalError when runPrepared first uses it.
  * Errors are the engine's typed errors; the application's exception filter maps them to HTTP.
  */
 @Injectable()

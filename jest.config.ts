@@ -26,6 +26,7 @@ const shared = {
   transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/)?(@nestjs|content-disposition)[+/@])'],
   moduleNameMapper: {
     '^@listing/(db|testing|idempotency|outbox)$': '<rootDir>/packages/$1/src',
+    '^@listing/platform-sim$': '<rootDir>/apps/platform-sim/src',
   },
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
 } satisfies Config;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { SimAdminClient } from '../../../platform-sim/src/sim-admin-client';
+import { SimAdminClient } from '@listing/platform-sim';
 import {
   API_DIR,
   DISPATCHER,

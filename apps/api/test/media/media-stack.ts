@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import type { TestDatabaseHandle } from '@listing/testing';
-import { startPlatformSim, type RunningPlatformSim } from '../../../platform-sim/src/index';
+import { startPlatformSim, type RunningPlatformSim } from '@listing/platform-sim';
 import { DISPATCHER, killAll, roleEnv, spawnNode, WORKER, type Spawned } from '../outbox/processes';
 import { LocalDirectoryObjectStorage } from '../../src/modules/object-storage/local-directory-object-storage';
 import { registerUser } from '../support/api-client';

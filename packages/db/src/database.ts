@@ -11,6 +11,7 @@ import {
   TransactionClosedError,
   WorkspaceContextConflictError,
 } from './errors';
+import type { SqlText } from './sql-text';
 
 /** What repositories query through: the ambient transaction, else the pool. */
 export type DbExecutor = PgDatabase<NodePgQueryResultHKT>;
@@ -197,12 +198,13 @@ export class Database {
    * the same transaction replaces) travels with its statement in one simple-protocol message,
    * which PostgreSQL runs as a single implicit transaction (all or nothing). For the hottest
    * loop, the outbox dispatcher's claims and marks, where BEGIN, statement and COMMIT per
-   * workspace would each wait for the last. Statements must be complete SQL with every value
-   * already escaped (`escapeLiteral`). Never joins an ambient transaction: calling it inside one
-   * is refused. Returns the rows of each statement, in order.
+   * workspace would each wait for the last. The simple protocol has no parameters: statements
+   * are SqlText (the `sqlText` tag and value helpers of ./sql-text), never a plain string. Never
+   * joins an ambient transaction: calling it inside one is refused. Returns the rows of each
+   * statement, in order.
    */
   async queryInWorkspaces<R extends Record<string, unknown>>(
-    parts: ReadonlyArray<{ workspaceId: string; statement: string }>,
+    parts: ReadonlyArray<{ workspaceId: string; statement: SqlText }>,
     options: Pick<TransactionOptions, 'synchronousCommit'> = {},
   ): Promise<R[][]> {
     if (this.frame()) throw new AmbientTransactionError('queryInWorkspaces');
@@ -221,11 +223,11 @@ export class Database {
 
   /**
    * Queues a statement to run in the same round trip as COMMIT, for a final write nothing else in
-   * the transaction reads (e.g. marking an idempotency record succeeded). The statement must be
-   * complete SQL with every value already escaped (`escapeLiteral`): it travels over the simple
-   * protocol. If it fails, the transaction rolls back and the error is thrown.
+   * the transaction reads (e.g. marking an idempotency record succeeded). It travels over the
+   * simple protocol, so it is SqlText (see queryInWorkspaces). If it fails, the transaction rolls
+   * back and the error is thrown.
    */
-  executeAtCommit(statement: string): void {
+  executeAtCommit(statement: SqlText): void {
     const frame = this.frame();
     if (!frame) throw new NotInTransactionError('executeAtCommit');
     frame.atCommit.push(statement);
@@ -235,8 +237,14 @@ export class Database {
    * executeAtCommit for a statement that needs `workspaceId` bound (row-level security): queued
    * only when that workspace stays bound until COMMIT, i.e. it was bound when the transaction
    * began. Returns false, queuing nothing, otherwise (a binding nested in an unbound transaction
-   * ends before COMMIT): the caller then runs the statement now.
+   * ends before COMMIT): the caller then runs the statement now (`executor.execute(sql.raw(text))`).
    */
+  tryExecuteAtCommitInWorkspace(workspaceId: string, statement: SqlText): boolean;
+  /**
+   * @deprecated Transitional, for packages/idempotency until it builds its statement with
+   * `sqlText`: a plain string is not checked to be escaped. Removed once no caller passes one.
+   */
+  tryExecuteAtCommitInWorkspace(workspaceId: string, statement: string): boolean;
   tryExecuteAtCommitInWorkspace(workspaceId: string, statement: string): boolean {
     const frame = this.frame();
     if (!frame) throw new NotInTransactionError('executeAtCommit');

@@ -4,6 +4,9 @@ import {
   Database,
   isDatabaseUnavailable,
   NotInTransactionError,
+  sqlLiteral,
+  sqlText,
+  sqlUuid,
   TransactionAbortedError,
   TransactionClosedError,
   WorkspaceContextConflictError,
@@ -179,8 +182,8 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
   it('executeAtCommit statements commit with the transaction, and a failing one rolls it all back', async () => {
     const key = randomUUID();
     const insertSql = (k: string) =>
-      `insert into idempotency_requests (workspace_id, user_id, idempotency_key, operation, fingerprint, fingerprint_key_id, status, expires_at)
-       values ('${ws.workspaceId}', '${ws.userId}', '${k}', 'POST /c', '\\x00', 'k1', 'PROCESSING', now() + interval '2 days')`;
+      sqlText`insert into idempotency_requests (workspace_id, user_id, idempotency_key, operation, fingerprint, fingerprint_key_id, status, expires_at)
+       values (${sqlUuid(ws.workspaceId)}, ${sqlUuid(ws.userId)}, ${sqlUuid(k)}, ${sqlLiteral('POST /c')}, '\\x00', 'k1', 'PROCESSING', now() + interval '2 days')`;
     await t.db.withWorkspace(ws.workspaceId, async () => {
       t.db.executeAtCommit(insertSql(key));
       const seen = await t.db.executor.execute(
@@ -196,7 +199,7 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
     await expect(
       t.db.withWorkspace(ws.workspaceId, async () => {
         await t.db.executor.execute(sql.raw(insertSql(other)));
-        t.db.executeAtCommit('select 1/0');
+        t.db.executeAtCommit(sqlText`select 1/0`);
       }),
     ).rejects.toThrow(/division by zero/);
     expect(
@@ -210,7 +213,7 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
     const rows = await t.db.queryInWorkspaces<{ ws: string; txid: string; sync: string }>(
       [ws.workspaceId, other.workspaceId].map((id) => ({
         workspaceId: id,
-        statement: `select current_setting('app.workspace_id') as ws, txid_current()::text as txid,
+        statement: sqlText`select current_setting('app.workspace_id') as ws, txid_current()::text as txid,
                            current_setting('synchronous_commit') as sync`,
       })),
       { synchronousCommit: false },
@@ -220,7 +223,7 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
     expect(rows.map((r) => r[0]!.sync)).toEqual(['off', 'off']);
     // RLS sees the bound workspace only
     const seen = await t.db.queryInWorkspaces<{ id: string }>([
-      { workspaceId: other.workspaceId, statement: 'select id from workspaces' },
+      { workspaceId: other.workspaceId, statement: sqlText`select id from workspaces` },
     ]);
     expect(seen[0]!.map((r) => r.id)).toEqual([other.workspaceId]);
     // the binding ends with it: the next user of the connection has none
@@ -236,10 +239,10 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
       t.db.queryInWorkspaces([
         {
           workspaceId: ws.workspaceId,
-          statement: `insert into idempotency_requests (workspace_id, user_id, idempotency_key, operation, fingerprint, fingerprint_key_id, status, expires_at)
-                      values ('${ws.workspaceId}', '${ws.userId}', '${key}', 'POST /q', '\\x00', 'k1', 'PROCESSING', now() + interval '2 days')`,
+          statement: sqlText`insert into idempotency_requests (workspace_id, user_id, idempotency_key, operation, fingerprint, fingerprint_key_id, status, expires_at)
+                      values (${sqlUuid(ws.workspaceId)}, ${sqlUuid(ws.userId)}, ${sqlUuid(key)}, 'POST /q', '\\x00', 'k1', 'PROCESSING', now() + interval '2 days')`,
         },
-        { workspaceId: ws.workspaceId, statement: 'select 1/0' },
+        { workspaceId: ws.workspaceId, statement: sqlText`select 1/0` },
       ]),
     ).rejects.toThrow(/division by zero/);
     expect(
@@ -247,11 +250,11 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
     ).toBe(0);
     await expect(
       t.db.transaction(() =>
-        t.db.queryInWorkspaces([{ workspaceId: ws.workspaceId, statement: 'select 1' }]),
+        t.db.queryInWorkspaces([{ workspaceId: ws.workspaceId, statement: sqlText`select 1` }]),
       ),
     ).rejects.toMatchObject({ code: 'DB_AMBIENT_TRANSACTION' });
     await expect(
-      t.db.queryInWorkspaces([{ workspaceId: "x'; drop table users; --", statement: 'select 1' }]),
+      t.db.queryInWorkspaces([{ workspaceId: "x'; drop table users; --", statement: sqlText`select 1` }]),
     ).rejects.toMatchObject({ code: 'DB_INVALID_WORKSPACE_ID' });
   });
 

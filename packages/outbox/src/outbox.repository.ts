@@ -1,10 +1,19 @@
-import type { Database } from '@listing/db';
-import { sql, type SQL } from '@listing/db';
+import type { Database, SqlRow, SqlText } from '@listing/db';
+import {
+  outboxEvents,
+  sql,
+  sqlInt,
+  sqlJsonb,
+  sqlLiteral,
+  sqlText,
+  sqlTimestamptz,
+  sqlUuid,
+  sqlUuidArray,
+  type SQL,
+} from '@listing/db';
 import type { BackoffPolicy } from './backoff';
 import { MAX_BACKOFF_EXPONENT } from './backoff';
-import { escapeLiteral } from 'pg';
 import type { ClaimedEvent, DeadLetter, OutboxQueueStats } from './outbox-event';
-import { UUID_RE } from './outbox-event';
 
 /**
  * The dispatcher's own writes (claim, mark) commit without waiting for the WAL flush: losing one
@@ -14,35 +23,26 @@ import { UUID_RE } from './outbox-event';
  */
 export const RELAXED_COMMIT = { synchronousCommit: false } as const;
 
-/** A non-negative integer for inlined SQL. */
-function int(n: number): string {
+/** A count or duration for inlined SQL: a non-negative integer. */
+function count(n: number): SqlText {
   if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`expected a non-negative integer, got ${n}`);
-  return String(n);
+  return sqlInt(n);
 }
 
-/** A quoted UUID for inlined SQL. */
-function uuid(id: string): string {
-  if (!UUID_RE.test(id)) throw new RangeError('expected a UUID');
-  return `'${id}'`;
-}
+/** Columns of outbox_events as a `sql` template query returns them. */
+type EventRow<K extends keyof SqlRow<typeof outboxEvents>> = Pick<SqlRow<typeof outboxEvents>, K>;
 
-/** A uuid[] literal for inlined SQL; every element is checked to be a UUID. */
-function uuidArray(ids: readonly string[]): string {
-  for (const id of ids) if (!UUID_RE.test(id)) throw new RangeError('expected UUIDs');
-  return `'{${ids.join(',')}}'::uuid[]`;
-}
-
-interface ClaimRow {
-  id: string;
-  workspace_id: string;
-  queue: string;
-  event_type: string;
+/**
+ * What outbox_claim_due returns (sql/011). queryInWorkspaces reads through pg's own parsers (the
+ * pool, not Drizzle's session), so its timestamps arrive as Dates; jsonb narrowed to an object.
+ */
+type ClaimRow = EventRow<
+  'id' | 'workspace_id' | 'queue' | 'event_type' | 'attempt_count' | 'max_attempts'
+> & {
   payload: Record<string, unknown>;
-  attempt_count: number;
-  max_attempts: number;
   created_at: Date;
   locked_until: Date;
-}
+};
 
 /** A dispatched event as of one moment: its id and dispatch time (µs since the epoch, exact). */
 export interface DispatchedRef {
@@ -113,18 +113,11 @@ export class OutboxRepository {
    * run at once otherwise. A failing insert fails the COMMIT: the whole transaction rolls back.
    */
   async insert(row: NewOutboxRow): Promise<void> {
-    const statement =
-      `INSERT INTO outbox_events (id, workspace_id, queue, event_type, payload, max_attempts, next_attempt_at) VALUES (` +
-      [
-        `${uuid(row.id)}::uuid`,
-        `${uuid(row.workspaceId)}::uuid`,
-        escapeLiteral(row.queue),
-        escapeLiteral(row.type),
-        `${escapeLiteral(JSON.stringify(row.payload))}::jsonb`,
-        int(row.maxAttempts),
-        row.availableAt ? `${escapeLiteral(row.availableAt.toISOString())}::timestamptz` : 'now()',
-      ].join(', ') +
-      ')';
+    const availableAt = row.availableAt ? sqlTimestamptz(row.availableAt) : sqlText`now()`;
+    const statement = sqlText`INSERT INTO outbox_events
+      (id, workspace_id, queue, event_type, payload, max_attempts, next_attempt_at)
+      VALUES (${sqlUuid(row.id)}, ${sqlUuid(row.workspaceId)}, ${sqlLiteral(row.queue)}, ${sqlLiteral(row.type)},
+              ${sqlJsonb(row.payload)}, ${count(row.maxAttempts)}, ${availableAt})`;
     if (this.db.tryExecuteAtCommitInWorkspace(row.workspaceId, statement)) return;
     await this.db.requireTransaction('outbox append').execute(sql.raw(statement));
   }
@@ -160,18 +153,17 @@ export class OutboxRepository {
     limit: number,
     leaseMs: number,
   ): Promise<{ marked: number[]; claimed: ClaimedEvent[][] }> {
-    const owner = escapeLiteral(lockedBy);
+    const owner = sqlLiteral(lockedBy);
     const results = await this.db.queryInWorkspaces<Record<string, unknown>>(
       [
         ...marks.map(({ workspaceId, ids }) => ({
           workspaceId,
-          statement: `SELECT outbox_mark_dispatched(${owner}, ${uuidArray(ids)}) AS n`,
+          statement: sqlText`SELECT outbox_mark_dispatched(${owner}, ${sqlUuidArray(ids)}) AS n`,
         })),
         ...claims.map((workspaceId) => ({
           workspaceId,
-          statement:
-            `SELECT id, workspace_id, queue, event_type, payload, attempt_count, max_attempts, created_at, locked_until ` +
-            `FROM outbox_claim_due(${uuid(workspaceId)}, ${owner}, ${int(limit)}, ${int(leaseMs)})`,
+          statement: sqlText`SELECT id, workspace_id, queue, event_type, payload, attempt_count, max_attempts,
+            created_at, locked_until FROM outbox_claim_due(${sqlUuid(workspaceId)}, ${owner}, ${count(limit)}, ${count(leaseMs)})`,
         })),
       ],
       RELAXED_COMMIT,
@@ -208,7 +200,7 @@ export class OutboxRepository {
     error: string,
     backoff: BackoffPolicy,
   ): Promise<{ retried: number; deadLettered: number }> {
-    const rows = await this.rows<{ status: string }>(sql`
+    const rows = await this.rows<EventRow<'status'>>(sql`
       update outbox_events
          set attempt_count = attempt_count + 1,
              status = case when attempt_count + 1 >= max_attempts then 'dead_letter' else 'pending' end,
@@ -324,7 +316,7 @@ export class OutboxRepository {
   async nextUnhandledDeadLetter(
     except: readonly string[] = [],
   ): Promise<{ id: string; type: string; payload: unknown } | undefined> {
-    const rows = await this.rows<{ id: string; event_type: string; payload: unknown }>(sql`
+    const rows = await this.rows<EventRow<'id' | 'event_type' | 'payload'>>(sql`
       select id, event_type, payload from outbox_events
        where workspace_id = app_current_workspace() and status = 'dead_letter' and dead_letter_handled_at is null
          and id <> all(${sql.param([...except])}::uuid[])
@@ -347,7 +339,7 @@ export class OutboxRepository {
 
   /** Puts a dead letter of the bound workspace back to pending with a fresh attempt budget. */
   async retryDeadLetter(id: string): Promise<{ queue: string; type: string; attemptCount: number } | null> {
-    const rows = await this.rows<{ queue: string; event_type: string; previous_attempts: number }>(sql`
+    const rows = await this.rows<EventRow<'queue' | 'event_type'> & { previous_attempts: number }>(sql`
       update outbox_events e
          set status = 'pending', attempt_count = 0, next_attempt_at = now(), dispatched_at = null,
              last_error = null, dead_letter_handled_at = null, updated_at = now()
@@ -360,7 +352,7 @@ export class OutboxRepository {
 
   /** Status of one event of the bound workspace, or null. */
   async status(id: string): Promise<string | null> {
-    const rows = await this.rows<{ status: string }>(sql`select status from outbox_events where id = ${id}`);
+    const rows = await this.rows<EventRow<'status'>>(sql`select status from outbox_events where id = ${id}`);
     return rows[0]?.status ?? null;
   }
 
@@ -368,16 +360,18 @@ export class OutboxRepository {
     filter: { queue?: string | null; id?: string | null },
     limit: number,
   ): Promise<DeadLetter[]> {
-    const rows = await this.rows<{
-      id: string;
-      workspace_id: string;
-      queue: string;
-      event_type: string;
-      attempt_count: number;
-      last_error: string | null;
-      created_at: Date;
-      updated_at: Date;
-    }>(
+    const rows = await this.rows<
+      EventRow<
+        | 'id'
+        | 'workspace_id'
+        | 'queue'
+        | 'event_type'
+        | 'attempt_count'
+        | 'last_error'
+        | 'created_at'
+        | 'updated_at'
+      >
+    >(
       sql`select * from outbox_dead_letters(${filter.queue ?? null}::text, ${filter.id ?? null}::uuid, ${limit}::integer)`,
     );
     return rows.map((r) => ({

@@ -16,7 +16,8 @@ import { bytea } from './foundation';
  * the source of truth; packages/db/test/schema.integration-spec.ts fails when the two drift.
  */
 
-const ts = (name: string) => timestamp(name, { withTimezone: true });
+// Generic in the name: SqlRow keys rows by the literal column name.
+const ts = <N extends string>(name: N) => timestamp(name, { withTimezone: true });
 const createdAt = () => ts('created_at').notNull().defaultNow();
 const updatedAt = () => ts('updated_at').notNull().defaultNow();
 const jobStatus = ['pending', 'running', 'succeeded', 'failed'] as const;

@@ -2,7 +2,8 @@ import { integer, jsonb, pgTable, primaryKey, text, timestamp, unique, uuid } fr
 
 /** Mirrors sql/002_records_kernel.sql (schema.integration-spec.ts checks it). */
 
-const ts = (name: string) => timestamp(name, { withTimezone: true });
+// Generic in the name: SqlRow keys rows by the literal column name.
+const ts = <N extends string>(name: N) => timestamp(name, { withTimezone: true });
 
 export const records = pgTable(
   'records',

@@ -1,23 +1,25 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
-import { sql } from '@listing/db';
+import { aiTasks, sql, type SqlRow } from '@listing/db';
 import { afterCursor, pageOrder, type PagePosition } from '../../common/page-cursor';
 import type { AiTaskKind, AiTaskStatus, AiTaskView } from './ai-task-view';
 
-type TaskRow = {
-  id: string;
-  kind: AiTaskKind;
-  draft_id: string;
-  base_revision: number;
+type TaskRow = Pick<
+  SqlRow<typeof aiTasks>,
+  | 'id'
+  | 'kind'
+  | 'draft_id'
+  | 'base_revision'
+  | 'status'
+  | 'execution_id'
+  | 'result_revision'
+  | 'error_code'
+  | 'created_by'
+  | 'created_at'
+  | 'completed_at'
+> & {
   options: { target?: 'title' | 'description'; prompt?: string };
-  status: AiTaskStatus;
-  execution_id: string;
-  result_revision: number | null;
   result: Record<string, unknown> | null;
-  error_code: string | null;
-  created_by: string;
-  created_at: Date;
-  completed_at: Date | null;
 };
 
 export interface AiTaskWork {

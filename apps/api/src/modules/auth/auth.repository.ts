@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
-import { sql } from '@listing/db';
+import { authAccessTokens, authRefreshTokens, authSessions, sql, users, type SqlRow } from '@listing/db';
 
 export interface Authenticated {
   userId: string;
@@ -18,11 +18,9 @@ export class AuthRepository {
    * the user's role in that workspace (via the narrow SECURITY DEFINER function).
    */
   async authenticate(tokenHash: Buffer, workspaceId: string | null): Promise<Authenticated | undefined> {
-    const { rows } = await this.db.executor.execute<{
-      user_id: string;
-      session_id: string;
-      role: Authenticated['role'];
-    }>(sql`
+    const { rows } = await this.db.executor.execute<
+      Pick<SqlRow<typeof authAccessTokens>, 'user_id' | 'session_id'> & { role: Authenticated['role'] }
+    >(sql`
       select t.user_id, t.session_id, app_member_role(t.user_id, ${workspaceId}::uuid) as role
         from auth_access_tokens t
         join auth_sessions s on s.id = t.session_id
@@ -42,9 +40,9 @@ export class AuthRepository {
   async findUserByEmail(
     email: string,
   ): Promise<{ id: string; email: string; passwordHash: string } | undefined> {
-    const { rows } = await this.db.executor.execute<{ id: string; email: string; password_hash: string }>(
-      sql`select id, email, password_hash from users where lower(email) = lower(${email})`,
-    );
+    const { rows } = await this.db.executor.execute<
+      Pick<SqlRow<typeof users>, 'id' | 'email' | 'password_hash'>
+    >(sql`select id, email, password_hash from users where lower(email) = lower(${email})`);
     const row = rows[0];
     return row && { id: row.id, email: row.email, passwordHash: row.password_hash };
   }
@@ -74,7 +72,9 @@ export class AuthRepository {
 
   /** Marks a refresh token used, if it is unused and its session is live. */
   async useRefreshToken(hash: Buffer): Promise<{ sessionId: string; userId: string } | undefined> {
-    const { rows } = await this.db.executor.execute<{ session_id: string; user_id: string }>(sql`
+    const { rows } = await this.db.executor.execute<
+      Pick<SqlRow<typeof authRefreshTokens>, 'session_id'> & Pick<SqlRow<typeof authSessions>, 'user_id'>
+    >(sql`
       update auth_refresh_tokens t set used_at = now()
         from auth_sessions s
        where t.token_hash = ${hash} and t.used_at is null
@@ -85,7 +85,9 @@ export class AuthRepository {
   }
 
   async findRefreshToken(hash: Buffer): Promise<{ sessionId: string; used: boolean } | undefined> {
-    const { rows } = await this.db.executor.execute<{ session_id: string; used: boolean }>(
+    const { rows } = await this.db.executor.execute<
+      Pick<SqlRow<typeof authRefreshTokens>, 'session_id'> & { used: boolean }
+    >(
       sql`select session_id, used_at is not null as used from auth_refresh_tokens where token_hash = ${hash}`,
     );
     const row = rows[0];

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
-import { sql } from '@listing/db';
+import { materialTransfers, sql, type SqlRow } from '@listing/db';
 import { afterCursor, pageOrder } from '../../common/page-cursor';
 import type { MaterialTransferView, TransferStatus } from './material-transfer-view';
 
@@ -53,13 +53,13 @@ export class MaterialTransfersRepository {
     createdBy: string | null;
   }): Promise<{ inserted: true } | { inserted: false; id: string; operationId: string }> {
     const tx = this.db.requireTransaction('material transfer insert');
-    const { rows } = await tx.execute<{ id: string }>(sql`
+    const { rows } = await tx.execute<Pick<SqlRow<typeof materialTransfers>, 'id'>>(sql`
       insert into material_transfers (workspace_id, id, source_url, source_key, object_key, operation_id, created_by)
       values (app_current_workspace(), ${t.id}, ${t.sourceUrl}, ${t.sourceKey}, ${t.objectKey}, ${t.operationId}, ${t.createdBy})
       on conflict (workspace_id, source_key) where status <> 'failed' do nothing
       returning id`);
     if (rows.length) return { inserted: true };
-    const existing = await tx.execute<{ id: string; operation_id: string }>(sql`
+    const existing = await tx.execute<Pick<SqlRow<typeof materialTransfers>, 'id' | 'operation_id'>>(sql`
       select id, operation_id from material_transfers
        where workspace_id = app_current_workspace() and source_key = ${t.sourceKey} and status <> 'failed'`);
     const row = existing.rows[0]!;

@@ -1,20 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
-import { sql } from '@listing/db';
-import type { OperationStatus, OperationView } from './operation-view';
+import { operations, sql, type SqlRow } from '@listing/db';
+import type { OperationView } from './operation-view';
 
-type OperationRow = {
-  id: string;
-  kind: string;
-  status: OperationStatus;
-  resource_type: string;
-  resource_id: string;
-  error_code: string | null;
-  error_message: string | null;
-  created_at: Date;
-  updated_at: Date;
-  completed_at: Date | null;
-};
+type OperationRow = Pick<
+  SqlRow<typeof operations>,
+  | 'id'
+  | 'kind'
+  | 'status'
+  | 'resource_type'
+  | 'resource_id'
+  | 'error_code'
+  | 'error_message'
+  | 'created_at'
+  | 'updated_at'
+  | 'completed_at'
+>;
 
 const COLUMNS = sql`id, kind, status, resource_type, resource_id, error_code, error_message, created_at, updated_at, completed_at`;
 

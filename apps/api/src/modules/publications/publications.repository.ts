@@ -1,20 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
-import { sql } from '@listing/db';
+import { publications, sql, type SqlRow } from '@listing/db';
 import { afterCursor, pageOrder, type PagePosition } from '../../common/page-cursor';
-import type { PublicationStatus, PublicationView } from './publication-view';
+import type { PublicationView } from './publication-view';
 
-type PublicationRow = {
-  id: string;
-  store_id: string;
-  draft_id: string;
-  revision: number;
-  status: PublicationStatus;
-  platform_product_id: string | null;
-  error_code: string | null;
-  created_at: Date;
-  published_at: Date | null;
-};
+type PublicationRow = Pick<
+  SqlRow<typeof publications>,
+  | 'id'
+  | 'store_id'
+  | 'draft_id'
+  | 'revision'
+  | 'status'
+  | 'platform_product_id'
+  | 'error_code'
+  | 'created_at'
+  | 'published_at'
+>;
 
 const COLUMNS = sql`id, store_id, draft_id, revision, status, platform_product_id, error_code, created_at, published_at`;
 
@@ -111,7 +112,7 @@ export class PublicationsRepository {
 
   /** The publication holding the (store, draft) slot, if any. */
   async findActiveFor(storeId: string, draftId: string): Promise<{ id: string; status: string } | undefined> {
-    const { rows } = await this.db.executor.execute<{ id: string; status: string }>(sql`
+    const { rows } = await this.db.executor.execute<Pick<SqlRow<typeof publications>, 'id' | 'status'>>(sql`
       select id, status from publications
        where workspace_id = app_current_workspace() and store_id = ${storeId} and draft_id = ${draftId}
          and status <> 'failed'`);

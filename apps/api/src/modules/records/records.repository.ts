@@ -1,20 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
-import { sql } from '@listing/db';
+import { featureExecutions, recordRevisions, records, sql, type SqlRow } from '@listing/db';
 import { afterCursor, pageOrder } from '../../common/page-cursor';
 import { IntegrityError } from '../../common/domain-errors';
 import type { FeatureExecutionView, RecordView, RevisionSnapshot } from './record-view';
 
-type RevisionRow = {
-  workspace_id: string;
-  record_id: string;
-  revision: number;
-  snapshot: RevisionSnapshot;
-  created_by: string;
-  created_at: Date;
-  module_code: string;
-  record_created_at: Date;
-};
+type RevisionRow = Pick<
+  SqlRow<typeof recordRevisions>,
+  'workspace_id' | 'record_id' | 'revision' | 'created_by' | 'created_at'
+> &
+  Pick<SqlRow<typeof records>, 'module_code'> & {
+    snapshot: RevisionSnapshot;
+    record_created_at: SqlRow<typeof records>['created_at'];
+  };
 
 /**
  * SQL of records and record_revisions. All statements run on the ambient transaction, bound to
@@ -44,10 +42,9 @@ export class RecordsRepository {
     moduleCode: string,
     id: string,
   ): Promise<{ revision: number; payload: Record<string, unknown> } | undefined> {
-    const { rows } = await this.db.executor.execute<{
-      revision: number;
-      payload: Record<string, unknown>;
-    }>(sql`
+    const { rows } = await this.db.executor.execute<
+      Pick<SqlRow<typeof records>, 'revision'> & { payload: Record<string, unknown> }
+    >(sql`
       select revision, payload from records
        where workspace_id = app_current_workspace() and module_code = ${moduleCode} and id = ${id}
        for update`);
@@ -154,15 +151,10 @@ export class RecordsRepository {
   }
 }
 
-type ExecutionRow = {
-  id: string;
-  feature_id: string;
-  mode: FeatureExecutionView['mode'];
-  status: FeatureExecutionView['status'];
-  base_revision: number;
-  result_revision: number | null;
-  created_at: Date;
-};
+type ExecutionRow = Pick<
+  SqlRow<typeof featureExecutions>,
+  'id' | 'feature_id' | 'mode' | 'status' | 'base_revision' | 'result_revision' | 'created_at'
+>;
 
 function verified(
   row: RevisionRow,

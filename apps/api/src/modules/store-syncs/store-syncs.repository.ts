@@ -1,21 +1,22 @@
 import { Injectable } from '@nestjs/common';
-import { Database, sql } from '@listing/db';
+import { Database, sql, storeProducts, storeSyncs, type SqlRow } from '@listing/db';
 import { afterCursor, pageOrder, type PagePosition } from '../../common/page-cursor';
 import { storableText } from '../../common/storable-text';
 import type { PlatformProduct } from '../platform/platform.client';
-import type { StoreProductView, StoreSyncStatus, StoreSyncView } from './store-sync-view';
+import type { StoreProductView, StoreSyncView } from './store-sync-view';
 
-type SyncRow = {
-  id: string;
-  store_id: string;
-  status: StoreSyncStatus;
-  cursor: string | null;
-  pages: number;
-  items_synced: number;
-  error_code: string | null;
-  created_at: Date;
-  completed_at: Date | null;
-};
+type SyncRow = Pick<
+  SqlRow<typeof storeSyncs>,
+  | 'id'
+  | 'store_id'
+  | 'status'
+  | 'cursor'
+  | 'pages'
+  | 'items_synced'
+  | 'error_code'
+  | 'created_at'
+  | 'completed_at'
+>;
 
 const COLUMNS = sql`id, store_id, status, cursor, pages, items_synced, error_code, created_at, completed_at`;
 
@@ -152,16 +153,17 @@ export class StoreSyncsRepository {
   }
 }
 
-type ProductRow = {
-  platform_product_id: string;
-  title: string;
-  price: string | null;
-  platform_status: string;
-  platform_created_at: Date | null;
-  last_sync_id: string;
-  first_seen_at: Date;
-  last_seen_at: Date;
-};
+type ProductRow = Pick<
+  SqlRow<typeof storeProducts>,
+  | 'platform_product_id'
+  | 'title'
+  | 'price'
+  | 'platform_status'
+  | 'platform_created_at'
+  | 'last_sync_id'
+  | 'first_seen_at'
+  | 'last_seen_at'
+>;
 
 function toView(row: SyncRow): StoreSyncView {
   return {

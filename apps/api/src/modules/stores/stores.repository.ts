@@ -1,20 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
-import { sql } from '@listing/db';
+import { sql, storeCredentials, stores, type SqlRow } from '@listing/db';
 import { afterCursor, pageOrder, type PagePosition } from '../../common/page-cursor';
 import type { EncryptedCredentials } from './credential-cipher';
 import type { StoreStatus, StoreView } from './store-view';
 
-type StoreRow = {
-  id: string;
-  platform: 'sim';
-  store_external_id: string;
-  status: StoreStatus;
-  credential_version: number;
-  shop_name: string | null;
-  created_at: Date;
-  credentials_updated_at: Date;
-};
+type StoreRow = Pick<
+  SqlRow<typeof stores>,
+  'id' | 'platform' | 'store_external_id' | 'status' | 'credential_version' | 'shop_name' | 'created_at'
+> & { credentials_updated_at: SqlRow<typeof storeCredentials>['created_at'] };
 
 /** What the verification worker needs about a store (no credentials). */
 export interface StoreState {
@@ -62,9 +56,9 @@ export class StoresRepository {
 
   /** Locks the store and moves it to the next credential version, back to pending_verification. */
   async advanceCredentialVersion(storeId: string): Promise<number | undefined> {
-    const { rows } = await this.db.requireTransaction('credentials replace').execute<{
-      credential_version: number;
-    }>(sql`
+    const { rows } = await this.db.requireTransaction('credentials replace').execute<
+      Pick<SqlRow<typeof stores>, 'credential_version'>
+    >(sql`
       update stores set credential_version = credential_version + 1, status = 'pending_verification',
              verified_at = null, updated_at = now()
        where workspace_id = app_current_workspace() and id = ${storeId}
@@ -102,12 +96,9 @@ export class StoresRepository {
   }
 
   async findState(id: string): Promise<StoreState | undefined> {
-    const { rows } = await this.db.executor.execute<{
-      id: string;
-      store_external_id: string;
-      status: StoreStatus;
-      credential_version: number;
-    }>(sql`
+    const { rows } = await this.db.executor.execute<
+      Pick<SqlRow<typeof stores>, 'id' | 'store_external_id' | 'status' | 'credential_version'>
+    >(sql`
       select id, store_external_id, status, credential_version from stores
        where workspace_id = app_current_workspace() and id = ${id}`);
     const row = rows[0];
@@ -122,12 +113,9 @@ export class StoresRepository {
   }
 
   async findCredentials(storeId: string, version: number): Promise<EncryptedCredentials | undefined> {
-    const { rows } = await this.db.executor.execute<{
-      key_id: string;
-      iv: Buffer;
-      ciphertext: Buffer;
-      auth_tag: Buffer;
-    }>(sql`
+    const { rows } = await this.db.executor.execute<
+      Pick<SqlRow<typeof storeCredentials>, 'key_id' | 'iv' | 'ciphertext' | 'auth_tag'>
+    >(sql`
       select key_id, iv, ciphertext, auth_tag from store_credentials
        where workspace_id = app_current_workspace() and store_id = ${storeId} and version = ${version}`);
     const row = rows[0];

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Database, sql } from '@listing/db';
+import { Database, sql, workspaceInvitations, workspaces, type SqlRow } from '@listing/db';
 
 export type InvitedRole = 'admin' | 'member';
 
@@ -102,22 +102,16 @@ export class InvitationsRepository {
   }
 }
 
-type InvitationRow = {
-  id: string;
-  email: string;
-  role: InvitedRole;
-  created_at: string | Date;
-  expires_at: string | Date;
-};
+type InvitationRow = Pick<
+  SqlRow<typeof workspaceInvitations>,
+  'id' | 'email' | 'role' | 'created_at' | 'expires_at'
+>;
 
-type ReceivedRow = {
-  id: string;
-  workspace_id: string;
-  workspace_name: string;
-  role: InvitedRole;
-  created_at: string | Date;
-  expires_at: string | Date;
-};
+/** A row of app_user_invitations() / app_user_invitation() (sql/018). */
+type ReceivedRow = Pick<
+  SqlRow<typeof workspaceInvitations>,
+  'id' | 'workspace_id' | 'role' | 'created_at' | 'expires_at'
+> & { workspace_name: SqlRow<typeof workspaces>['name'] };
 
 function toReceived(r: ReceivedRow): ReceivedInvitation {
   return {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
-import { sql } from '@listing/db';
+import { sql, workspaceMembers, workspaces, type SqlRow } from '@listing/db';
 
 export interface WorkspaceMembership {
   id: string;
@@ -23,7 +23,7 @@ export class WorkspacesRepository {
 
   /** Inside withWorkspace(id): the workspace's name and creator as created (neither changes). */
   async findCreated(id: string): Promise<{ name: string; createdBy: string } | undefined> {
-    const { rows } = await this.db.executor.execute<{ name: string; created_by: string }>(
+    const { rows } = await this.db.executor.execute<Pick<SqlRow<typeof workspaces>, 'name' | 'created_by'>>(
       sql`select name, created_by from workspaces where id = ${id}`,
     );
     return rows[0] && { name: rows[0].name, createdBy: rows[0].created_by };
@@ -41,18 +41,16 @@ export class WorkspacesRepository {
   }
 
   async findRole(workspaceId: string, userId: string): Promise<WorkspaceMembership['role'] | undefined> {
-    const { rows } = await this.db.executor.execute<{ role: WorkspaceMembership['role'] }>(sql`
+    const { rows } = await this.db.executor.execute<Pick<SqlRow<typeof workspaceMembers>, 'role'>>(sql`
       select role from workspace_members where workspace_id = ${workspaceId} and user_id = ${userId}`);
     return rows[0]?.role;
   }
 
   /** All of one user's workspaces, across tenants (SECURITY DEFINER function, ids/names/roles). */
   async listForUser(userId: string): Promise<WorkspaceMembership[]> {
-    const { rows } = await this.db.executor.execute<{
-      workspace_id: string;
-      name: string;
-      role: WorkspaceMembership['role'];
-    }>(sql`select workspace_id, name, role from app_user_workspaces(${userId})`);
+    const { rows } = await this.db.executor.execute<
+      Pick<SqlRow<typeof workspaceMembers>, 'workspace_id' | 'role'> & Pick<SqlRow<typeof workspaces>, 'name'>
+    >(sql`select workspace_id, name, role from app_user_workspaces(${userId})`);
     return rows.map((r) => ({ id: r.workspace_id, name: r.name, role: r.role }));
   }
 }

@@ -14,6 +14,8 @@ import { MigrationChecksumMismatchError, MigrationFailedError, MigrationFileErro
  */
 
 const FILE_RE = /^(\d+)_[a-z0-9_-]+\.sql$/i;
+/** The generated schema snapshot (scripts/schema-snapshot.sh) lives beside the migrations; never run. */
+export const SCHEMA_SNAPSHOT_FILE = 'schema.sql';
 // Arbitrary but fixed: every runner of this project takes the same lock.
 const LOCK_KEY = 7_302_118_001;
 
@@ -37,7 +39,9 @@ export interface MigrateResult {
 }
 
 export async function loadMigrations(directory: string): Promise<MigrationFile[]> {
-  const names = (await readdir(directory)).filter((n) => n.endsWith('.sql')).sort();
+  const names = (await readdir(directory))
+    .filter((n) => n.endsWith('.sql') && n !== SCHEMA_SNAPSHOT_FILE)
+    .sort();
   const files: MigrationFile[] = [];
   const seen = new Map<number, string>();
   for (const name of names) {

@@ -2,7 +2,13 @@ import { cp, mkdtemp, readdir, rm, writeFile, appendFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { MIGRATIONS_DIR, MigrationChecksumMismatchError, MigrationFailedError, migrate } from '@listing/db';
+import {
+  MIGRATIONS_DIR,
+  MigrationChecksumMismatchError,
+  MigrationFailedError,
+  SCHEMA_SNAPSHOT_FILE,
+  migrate,
+} from '@listing/db';
 import { createTestDatabase, type TestDatabase } from '@listing/testing';
 
 describe('migration runner (plain numbered SQL files)', () => {
@@ -19,6 +25,10 @@ describe('migration runner (plain numbered SQL files)', () => {
   afterAll(async () => {
     await Promise.all(databases.map((d) => d.drop()));
   });
+
+  /** The migration files of `dir`: every .sql file but the schema snapshot. */
+  const migrationFiles = async () =>
+    (await readdir(dir)).filter((f) => f.endsWith('.sql') && f !== SCHEMA_SNAPSHOT_FILE).sort();
 
   const emptyDatabase = async () => {
     const db = await createTestDatabase({ empty: true });
@@ -41,7 +51,7 @@ describe('migration runner (plain numbered SQL files)', () => {
 
   it('applies every file once; a second run is a no-op', async () => {
     const db = await emptyDatabase();
-    const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
+    const files = await migrationFiles();
     const first = await migrate({ connectionString: db.ownerUrl, directory: dir });
     expect(first.applied).toEqual(files);
     const second = await migrate({ connectionString: db.ownerUrl, directory: dir });
@@ -51,13 +61,21 @@ describe('migration runner (plain numbered SQL files)', () => {
 
   it('concurrent runs apply each file exactly once', async () => {
     const db = await emptyDatabase();
-    const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
+    const files = await migrationFiles();
     const results = await Promise.all(
       Array.from({ length: 4 }, () => migrate({ connectionString: db.ownerUrl, directory: dir })),
     );
     const appliedTotal = results.flatMap((r) => r.applied).sort();
     expect(appliedTotal).toEqual(files);
     expect((await ledger(db.ownerUrl)).map((r) => r.name)).toEqual(files);
+  });
+
+  it('never runs the schema snapshot (sql/schema.sql), whatever it holds', async () => {
+    const db = await emptyDatabase();
+    await writeFile(path.join(dir, SCHEMA_SNAPSHOT_FILE), 'select 1/0; -- not a migration');
+    const result = await migrate({ connectionString: db.ownerUrl, directory: dir });
+    expect(result.applied).toEqual(await migrationFiles());
+    expect(result.applied).not.toContain(SCHEMA_SNAPSHOT_FILE);
   });
 
   it('refuses an applied file whose checksum changed, before running anything', async () => {

@@ -14,6 +14,7 @@ import {
   statusProblem,
 } from './common/problem-details.filter';
 import type { AppConfig } from './config/app-config';
+import { ERROR_CODES } from './error-codes';
 import { installHttpOps, requestId } from './ops/http-ops.installer';
 import { PinoNestLogger, createLogger } from './ops/logger.factory';
 import { loadApiOpsConfig, type ApiOpsConfig } from './ops/ops-config';
@@ -63,14 +64,14 @@ export async function createApp(
       );
     },
   });
-  const bodies = registerRequestBodyParsers(adapter); // JSON everywhere, raw bytes for media content only
+  const bodies = registerRequestBodyParsers(adapter, ERROR_CODES); // JSON everywhere, raw bytes for media content only
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     logger: new PinoNestLogger(logger.child({ context: 'nest' })),
     bodyParser: false, // request-body.parsers.ts owns them (Nest's would add form data)
   });
   const guard = app.get(AuthGuard, { strict: false });
   bodies.authenticateUpload = (authorization, workspaceId) => guard.authenticate(authorization, workspaceId);
-  app.useGlobalFilters(new ProblemDetailsFilter());
-  await installHttpOps(app, config, ops, logger);
+  app.useGlobalFilters(new ProblemDetailsFilter(ERROR_CODES));
+  await installHttpOps(app, config, ops, logger, ERROR_CODES);
   return app;
 }

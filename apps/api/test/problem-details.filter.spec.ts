@@ -1,6 +1,7 @@
 import type { ArgumentsHost } from '@nestjs/common';
 import { NotFoundException } from '@nestjs/common';
 import { ProblemDetailsFilter } from '../src/common/problem-details.filter';
+import { ERROR_CODES } from '../src/error-codes';
 
 /** Runs the filter against a recording reply. */
 function answer(error: unknown) {
@@ -13,7 +14,7 @@ function answer(error: unknown) {
     send: (body: string) => (sent.body = JSON.parse(body) as Record<string, unknown>),
   };
   const host = { switchToHttp: () => ({ getResponse: () => reply }) } as unknown as ArgumentsHost;
-  new ProblemDetailsFilter().catch(error, host);
+  new ProblemDetailsFilter(ERROR_CODES).catch(error, host);
   return sent;
 }
 

@@ -1,5 +1,6 @@
 import type { PipeTransform } from '@nestjs/common';
-import { DomainError, IfMatchRequiredError, ResourceNotFoundError } from './domain-errors';
+import { HTTP_ERRORS, IfMatchRequiredError, ResourceNotFoundError } from './domain-errors';
+import { DomainError, type AnyDomainError } from './error-catalogue';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -8,7 +9,7 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
  * (`what` names the resource, or is the error the route answers for one it cannot find).
  */
 export class ParseIdPipe implements PipeTransform<string, string> {
-  constructor(private readonly what: string | (() => DomainError)) {}
+  constructor(private readonly what: string | (() => AnyDomainError)) {}
   transform(value: string): string {
     if (!UUID_RE.test(value)) {
       throw typeof this.what === 'string' ? new ResourceNotFoundError(this.what) : this.what();
@@ -25,7 +26,7 @@ export class ParseRevisionPipe implements PipeTransform<string, number> {
   }
 }
 
-export class IfMatchInvalidError extends DomainError {
+export class IfMatchInvalidError extends DomainError<typeof HTTP_ERRORS> {
   readonly code = 'IF_MATCH_INVALID';
   constructor() {
     super('If-Match must be * or a list of entity tags, e.g. "3" (the ETag of a revision)');

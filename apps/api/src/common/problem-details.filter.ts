@@ -1,70 +1,10 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { DatabaseLayerError, PgErrorCode, isDatabaseUnavailable, pgErrorCode } from '@listing/db';
 import { IdempotencyError, IdempotencyRequestInProgressError } from '@listing/idempotency';
-import { DomainError, RateLimitedError, UnauthenticatedError } from './domain-errors';
-
-/**
- * Code → HTTP status. The one place where typed errors meet HTTP; exported because the OpenAPI
- * document is generated from it (one source of truth for the documented codes).
- */
-export const STATUS: Record<string, number> = {
-  VALIDATION_FAILED: 422,
-  INVALID_JSON: 400,
-  BAD_REQUEST: 400,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  PAYLOAD_TOO_LARGE: 413,
-  URI_TOO_LONG: 414,
-  REQUEST_TIMEOUT: 408,
-  HEADERS_TOO_LARGE: 431,
-  UNAUTHENTICATED: 401,
-  INVALID_CREDENTIALS: 401,
-  INVALID_REFRESH_TOKEN: 401,
-  FORBIDDEN: 403,
-  MEMBER_EXISTS: 409,
-  INVITATION_NOT_FOUND: 404,
-  WORKSPACE_NOT_FOUND: 404,
-  RESOURCE_NOT_FOUND: 404,
-  FEATURE_NOT_FOUND: 404,
-  ROUTE_NOT_FOUND: 404,
-  METHOD_NOT_ALLOWED: 405,
-  EMAIL_TAKEN: 409,
-  RATE_LIMITED: 429,
-  REVISION_MISMATCH: 412,
-  IF_MATCH_REQUIRED: 428,
-  IF_MATCH_INVALID: 400,
-  IDEMPOTENCY_KEY_REQUIRED: 400,
-  IDEMPOTENCY_KEY_INVALID: 400,
-  IDEMPOTENCY_SCOPE_CONFLICT: 409,
-  IDEMPOTENCY_KEY_REUSED: 409,
-  IDEMPOTENCY_REQUEST_IN_PROGRESS: 409,
-  IDEMPOTENCY_REPLAY_UNAVAILABLE: 409,
-  CONCURRENT_UPDATE: 409,
-  STORE_ALREADY_CONNECTED: 409,
-  STORE_NOT_ACTIVE: 409,
-  ALREADY_PUBLISHED: 409,
-  PUBLICATION_NOT_RETRYABLE: 409,
-  SYNC_ALREADY_ACTIVE: 409,
-  MEDIA_TOO_LARGE: 413,
-  MEDIA_TYPE_UNSUPPORTED: 415,
-  MEDIA_TYPE_MISMATCH: 422,
-  MEDIA_SIZE_MISMATCH: 422,
-  MEDIA_STATE_CONFLICT: 409,
-  LENGTH_REQUIRED: 411,
-  SOURCE_NOT_ALLOWED: 422,
-  MATERIAL_TRANSFER_EXISTS: 409,
-  SERVICE_UNAVAILABLE: 503,
-  INTEGRITY_VIOLATION: 500,
-  INTERNAL_ERROR: 500,
-};
+import { HTTP_ERRORS, RateLimitedError, UnauthenticatedError, type HttpErrorCode } from './domain-errors';
+import { DomainError, entryOf, type ErrorCatalogue, type ErrorEntry } from './error-catalogue';
 
 export const PROBLEM_JSON = 'application/problem+json; charset=utf-8';
-
-export const RETRYABLE: ReadonlySet<string> = new Set([
-  'IDEMPOTENCY_REQUEST_IN_PROGRESS',
-  'RATE_LIMITED',
-  'SERVICE_UNAVAILABLE',
-  'CONCURRENT_UPDATE',
-]);
 
 export interface Problem {
   type: string;
@@ -77,12 +17,22 @@ export interface Problem {
 }
 
 /**
- * Every error leaves as application/problem+json (RFC 9457) with a stable `code`. Unknown errors
- * become a generic 500 without internals: messages of unexpected errors may carry SQL or values.
+ * Every error leaves as application/problem+json (RFC 9457) with a stable `code`, its status and
+ * retryable flag from the application's merged catalogue (src/error-codes.ts, handed over by
+ * app.factory.ts). Unknown errors become a generic 500 without internals: messages of unexpected
+ * errors may carry SQL or values.
  */
 @Catch()
 export class ProblemDetailsFilter implements ExceptionFilter {
   private readonly logger = new Logger('http');
+
+  /** @param errors every code the application answers, HTTP_ERRORS included (src/error-codes.ts) */
+  constructor(private readonly errors: ErrorCatalogue) {
+    const missing = Object.keys(HTTP_ERRORS).filter(
+      (code) => entryOf(errors, code) !== entryOf(HTTP_ERRORS, code),
+    );
+    if (missing.length) throw new Error(`the error table lacks HTTP_ERRORS' ${missing.join(', ')}`);
+  }
 
   catch(error: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<{
@@ -106,7 +56,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
 
   private toProblem(error: unknown): { problem: Problem; headers: Record<string, string> } {
     const headers: Record<string, string> = {};
-    let code = 'INTERNAL_ERROR';
+    let code: string = 'INTERNAL_ERROR';
     let detail: string | undefined;
     let extensions: Record<string, unknown> = {};
 
@@ -148,7 +98,17 @@ export class ProblemDetailsFilter implements ExceptionFilter {
         headers['retry-after'] = '1';
       }
     }
-    return { problem: problemOf(code, detail, extensions), headers };
+    return { problem: this.catalogued(code, detail, extensions), headers };
+  }
+
+  /** A code only known at run time (an error's): one in no catalogue is a bug, said as such. */
+  private catalogued(code: string, detail: string | undefined, extensions: Record<string, unknown>): Problem {
+    const entry = entryOf(this.errors, code);
+    if (entry) return problemFor(code, entry, detail, extensions);
+    this.logger.error(
+      `error code ${code} is in no catalogue of src/error-codes.ts: answered as INTERNAL_ERROR`,
+    );
+    return problemOf('INTERNAL_ERROR');
   }
 }
 
@@ -172,12 +132,12 @@ function fastifyCause(error: HttpException): FastifyErrorLike | undefined {
 
 /** Fastify's own refusals (body too large, bad Content-Length...) by their status. JSON is not
  * among them: request-body.parsers.ts parses it and throws typed errors. */
-function fastifyProblem(error: FastifyErrorLike): { code: string; detail?: string } {
+function fastifyProblem(error: FastifyErrorLike): { code: HttpErrorCode; detail?: string } {
   return statusProblem(error.statusCode ?? 500);
 }
 
 /** A framework-level refusal by HTTP status: a stable code and a detail that echoes nothing. */
-export function statusProblem(status: number): { code: string; detail?: string } {
+export function statusProblem(status: number): { code: HttpErrorCode; detail?: string } {
   switch (status) {
     case 404:
       return { code: 'ROUTE_NOT_FOUND', detail: 'no such route' };
@@ -222,14 +182,29 @@ function isClientStreamError(error: unknown): boolean {
 
 const CLIENT_STREAM_CODES = new Set(['ECONNRESET', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE']);
 
-export function problemOf(code: string, detail?: string, extensions: Record<string, unknown> = {}): Problem {
+/** The problem body of a cross-cutting code (HTTP_ERRORS): a code that is not one does not compile. */
+export function problemOf(
+  code: HttpErrorCode,
+  detail?: string,
+  extensions: Record<string, unknown> = {},
+): Problem {
+  return problemFor(code, HTTP_ERRORS[code], detail, extensions);
+}
+
+/** The problem body of any catalogued code, given its entry. */
+export function problemFor(
+  code: string,
+  entry: ErrorEntry,
+  detail?: string,
+  extensions: Record<string, unknown> = {},
+): Problem {
   return {
     type: `https://docs.listing.example/problems/${code.toLowerCase().replace(/_/g, '-')}`,
     title: titleOf(code),
-    status: STATUS[code] ?? 500,
+    status: entry.status,
     code,
     ...(detail ? { detail } : {}),
-    ...(RETRYABLE.has(code) ? { retryable: true } : {}),
+    ...(entry.retryable ? { retryable: true } : {}),
     ...extensions,
   };
 }

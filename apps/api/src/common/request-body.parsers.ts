@@ -1,8 +1,8 @@
 import type { FastifyAdapter } from '@nestjs/platform-fastify';
 import secureJson from 'secure-json-parse';
 import { loadMediaConfig } from '../config/media-config';
-import { DomainError, InvalidJsonError, ValidationFailedError } from './domain-errors';
-import { STATUS } from './problem-details.filter';
+import { HTTP_ERRORS, InvalidJsonError, ValidationFailedError } from './domain-errors';
+import { DomainError, entryOf, type AnyDomainError, type ErrorCatalogue } from './error-catalogue';
 
 /** The one route that takes raw bytes (media.controller.ts), as Fastify names it. */
 export const MEDIA_CONTENT_ROUTE = '/v1/workspaces/:workspaceId/media/:mediaId/content';
@@ -10,7 +10,7 @@ export const MEDIA_CONTENT_ROUTE = '/v1/workspaces/:workspaceId/media/:mediaId/c
 const RAW_TYPE = /^(application\/octet-stream|image\/[a-z0-9.+-]+)\s*(;|$)/i;
 
 /** 415, naming what the route takes instead. */
-export class UnsupportedBodyTypeError extends DomainError {
+export class UnsupportedBodyTypeError extends DomainError<typeof HTTP_ERRORS> {
   readonly code = 'UNSUPPORTED_MEDIA_TYPE';
   constructor(raw: boolean) {
     super(raw ? 'send the raw bytes: application/octet-stream or image/*' : 'send application/json');
@@ -32,12 +32,16 @@ export const MAX_JSON_DEPTH = 32;
  * JSON is parsed here (parseJsonBody): bytes that are not UTF-8 or not JSON are a 400, a
  * prototype-poisoning key, nesting deeper than MAX_JSON_DEPTH or a number out of a double's range
  * a 422, before any guard, pipe or fingerprint walks the body.
+ * `errors` is the application's merged catalogue (src/error-codes.ts): the statuses of the typed
+ * errors thrown here.
  */
 export function registerRequestBodyParsers(
   adapter: FastifyAdapter,
+  errors: ErrorCatalogue,
   maxBytes = loadMediaConfig().MEDIA_MAX_BYTES,
 ): RequestBodyGate {
   const instance = adapter.getInstance();
+  const forFastify = <E extends AnyDomainError>(error: E) => withStatus(error, errors);
   const gate: RequestBodyGate = { authenticateUpload: null };
   // A raw upload may be MEDIA_MAX_BYTES: its caller is authenticated before a byte of it is read.
   // The result is kept on the request, where the route's AuthGuard finds it (one query, not two).
@@ -119,8 +123,9 @@ export interface RequestBodyGate {
  * its own error handler (the queue dashboard) answer it instead of a 500; elsewhere
  * ProblemDetailsFilter maps the code as usual.
  */
-function forFastify<E extends DomainError>(error: E): E {
-  return Object.assign(error, { statusCode: STATUS[error.code] ?? 500 });
+function withStatus<E extends AnyDomainError>(error: E, errors: ErrorCatalogue): E {
+  // A code in no catalogue: 500 here, and ProblemDetailsFilter logs it as the bug it is.
+  return Object.assign(error, { statusCode: entryOf(errors, error.code)?.status ?? 500 });
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });

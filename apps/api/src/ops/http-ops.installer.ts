@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import type { ErrorCatalogue } from '../common/error-catalogue';
 import type { AppConfig } from '../config/app-config';
 import type { ApiOpsConfig } from './ops-config';
 import { AuthGuard } from '../modules/auth/auth.guard';
@@ -29,12 +30,14 @@ interface AuthenticatedRequest {
  * (request id, route, status, duration, workspace and user; never headers or bodies), HTTP
  * metrics, `Connection: close` while draining, `/metrics`, `/docs` and `/admin/queues`.
  * Must run before `app.init()`: Fastify binds hooks to routes when they are registered.
+ * `errors` is the application's merged error catalogue (src/error-codes.ts), which /docs lists.
  */
 export async function installHttpOps(
   app: NestFastifyApplication,
   config: AppConfig,
   ops: ApiOpsConfig,
   logger: Logger,
+  errors: ErrorCatalogue,
 ): Promise<void> {
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
   const metrics = app.get(ApiMetrics);
@@ -88,6 +91,7 @@ export async function installHttpOps(
         version: '1',
         authGuards: [AuthGuard],
         rateLimitGuards: [RateLimitGuard],
+        errors,
       })),
   );
 

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
+import type { HttpErrorCode } from '../common/domain-errors';
 import { PROBLEM_JSON, problemOf } from '../common/problem-details.filter';
 import { checkReadiness } from './health-probe';
 
@@ -57,7 +58,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
       res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
       res.end(body);
     };
-    const problem = (code: string, detail?: string) => {
+    const problem = (code: HttpErrorCode, detail?: string) => {
       const body = problemOf(code, detail);
       send(body.status, PROBLEM_JSON, JSON.stringify(body));
     };

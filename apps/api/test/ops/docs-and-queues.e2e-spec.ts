@@ -5,7 +5,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { useTestDatabase } from '@listing/testing';
-import { STATUS } from '../../src/common/problem-details.filter';
+import { ERROR_CODES } from '../../src/error-codes';
 import { killAll } from '../outbox/processes';
 import { spawnApi, type RunningApi } from './ops-stack';
 
@@ -89,8 +89,8 @@ describe('/docs and /admin/queues', () => {
       };
     };
     expect(doc.openapi).toBe('3.1.0');
-    // Every code of the exception filter's table, and nothing else.
-    expect([...doc.components.schemas.ProblemCode.enum].sort()).toEqual(Object.keys(STATUS).sort());
+    // Every code of the application's error catalogue, and nothing else.
+    expect([...doc.components.schemas.ProblemCode.enum].sort()).toEqual(Object.keys(ERROR_CODES).sort());
     expect(doc.components.securitySchemes.bearer.scheme).toBe('bearer');
     expect(doc.components.responses.Accepted).toBeDefined();
     expect(doc.components.schemas.Operation).toBeDefined();

@@ -1,5 +1,6 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
-import { UnauthenticatedError, WorkspaceNotFoundError } from '../../common/domain-errors';
+import { UnauthenticatedError } from '../../common/domain-errors';
+import { WorkspaceNotFoundError } from './auth.errors';
 import type { AuthContext } from '../../common/request-context';
 import { AuthRepository } from './auth.repository';
 import { hashToken } from './opaque-token';

@@ -2,11 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
-import {
-  EmailTakenError,
-  InvalidCredentialsError,
-  InvalidRefreshTokenError,
-} from '../../common/domain-errors';
+import { EmailTakenError, InvalidCredentialsError, InvalidRefreshTokenError } from './auth.errors';
 import { WorkspacesService } from '../workspaces/workspaces.service';
 import { AuthRepository } from './auth.repository';
 import { ACCESS_PREFIX, REFRESH_PREFIX, hashToken, newToken } from './opaque-token';

@@ -11,7 +11,7 @@ import { ResourceNotFoundError } from '../../common/domain-errors';
 import { keysetPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { MEDIA_CONFIG, type MediaConfig } from '../../config/media-config';
-import { MaterialTransferExistsError, SourceNotAllowedError } from '../media/media.errors';
+import { MaterialTransferExistsError, SourceNotAllowedError } from './material-transfers.errors';
 import { AuditRepository } from '../audit/audit.repository';
 import { OperationsRepository } from '../operations/operations.repository';
 import { transferAcceptedPolicy, type TransferAccepted } from './material-transfer-result-policies';

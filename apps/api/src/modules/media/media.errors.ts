@@ -1,8 +1,32 @@
-import { DomainError } from '../../common/domain-errors';
+import { DomainError, defineErrors } from '../../common/error-catalogue';
 
-/** Typed errors of media and material transfers; problem-details.filter.ts maps the codes. */
+/** Media uploads (LENGTH_REQUIRED is common/domain-errors.ts's; transfers have their own file). */
+export const MEDIA_ERRORS = defineErrors({
+  MEDIA_TOO_LARGE: {
+    status: 413,
+    description: 'The image is larger than the limit (`limitBytes`).',
+  },
+  MEDIA_TYPE_UNSUPPORTED: {
+    status: 415,
+    description: 'Only image/png, image/jpeg, image/webp and image/gif are accepted.',
+  },
+  MEDIA_TYPE_MISMATCH: {
+    status: 422,
+    description:
+      'The bytes are not the declared image type, or no accepted image at all (`declaredType`, `detectedType`).',
+  },
+  MEDIA_SIZE_MISMATCH: {
+    status: 422,
+    description: 'The content does not have the size the upload declared (`declaredSize`, `actualSize`).',
+  },
+  MEDIA_STATE_CONFLICT: {
+    status: 409,
+    description:
+      "The media's current status (`currentStatus`) does not allow this step (e.g. complete before upload).",
+  },
+});
 
-export class MediaTooLargeError extends DomainError {
+export class MediaTooLargeError extends DomainError<typeof MEDIA_ERRORS> {
   readonly code = 'MEDIA_TOO_LARGE';
   constructor(limit: number) {
     super(`the image is larger than the limit of ${limit} bytes`);
@@ -10,7 +34,7 @@ export class MediaTooLargeError extends DomainError {
   }
 }
 
-export class MediaTypeUnsupportedError extends DomainError {
+export class MediaTypeUnsupportedError extends DomainError<typeof MEDIA_ERRORS> {
   readonly code = 'MEDIA_TYPE_UNSUPPORTED';
   constructor() {
     super('only image/png, image/jpeg, image/webp and image/gif are accepted');
@@ -18,7 +42,7 @@ export class MediaTypeUnsupportedError extends DomainError {
 }
 
 /** The bytes are not the image type that was declared (or not an accepted image at all). */
-export class MediaTypeMismatchError extends DomainError {
+export class MediaTypeMismatchError extends DomainError<typeof MEDIA_ERRORS> {
   readonly code = 'MEDIA_TYPE_MISMATCH';
   constructor(declared: string, actual: string | null) {
     super(
@@ -31,7 +55,7 @@ export class MediaTypeMismatchError extends DomainError {
   }
 }
 
-export class MediaSizeMismatchError extends DomainError {
+export class MediaSizeMismatchError extends DomainError<typeof MEDIA_ERRORS> {
   readonly code = 'MEDIA_SIZE_MISMATCH';
   constructor(declared: number, actual: number) {
     super(`the content has ${actual} bytes; the upload declared ${declared}`);
@@ -40,35 +64,11 @@ export class MediaSizeMismatchError extends DomainError {
   }
 }
 
-export class ContentLengthRequiredError extends DomainError {
-  readonly code = 'LENGTH_REQUIRED';
-  constructor() {
-    super('send the content with a Content-Length header');
-  }
-}
-
 /** A step that the media's current status does not allow (e.g. complete before upload). */
-export class MediaStateConflictError extends DomainError {
+export class MediaStateConflictError extends DomainError<typeof MEDIA_ERRORS> {
   readonly code = 'MEDIA_STATE_CONFLICT';
   constructor(status: string, action: string) {
     super(`cannot ${action} a media in status ${status}`);
     this.extensions.currentStatus = status;
-  }
-}
-
-export class SourceNotAllowedError extends DomainError {
-  readonly code = 'SOURCE_NOT_ALLOWED';
-  constructor(reason: string) {
-    super(`the source URL is not allowed: ${reason}`);
-  }
-}
-
-/** The workspace already has a transfer for this source; its ids are in the problem body. */
-export class MaterialTransferExistsError extends DomainError {
-  readonly code = 'MATERIAL_TRANSFER_EXISTS';
-  constructor(transferId: string, operationId: string) {
-    super('a transfer of this source already exists in the workspace');
-    this.extensions.transferId = transferId;
-    this.extensions.operationId = operationId;
   }
 }

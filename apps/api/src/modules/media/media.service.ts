@@ -7,7 +7,7 @@ import {
   type IdempotentRequestContext,
 } from '@listing/idempotency';
 import { OutboxWriter } from '@listing/outbox';
-import { ResourceNotFoundError } from '../../common/domain-errors';
+import { ContentLengthRequiredError, ResourceNotFoundError } from '../../common/domain-errors';
 import { keysetPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { MEDIA_CONFIG, type MediaConfig } from '../../config/media-config';
@@ -19,7 +19,6 @@ import { mediaAcceptedPolicy, mediaCreatedPolicy, type MediaAccepted } from './m
 import type { MediaView } from './media-view';
 import type { CreateUpload } from './media.dto';
 import {
-  ContentLengthRequiredError,
   MediaSizeMismatchError,
   MediaStateConflictError,
   MediaTooLargeError,

@@ -5,11 +5,8 @@ import {
   type IdempotentOutcome,
   type IdempotentRequestContext,
 } from '@listing/idempotency';
-import {
-  ResourceNotFoundError,
-  UnknownFeatureError,
-  ValidationFailedError,
-} from '../../common/domain-errors';
+import { ResourceNotFoundError, ValidationFailedError } from '../../common/domain-errors';
+import { UnknownFeatureError } from './product-drafts.errors';
 import { keysetPage } from '../../common/page-cursor';
 import type { RevisionCondition } from '../../common/http-params';
 import type { WorkspaceAuthContext } from '../../common/request-context';

@@ -7,12 +7,9 @@ import {
   type IdempotentOutcome,
   type IdempotentRequestContext,
 } from '@listing/idempotency';
-import {
-  AlreadyPublishedError,
-  PublicationNotRetryableError,
-  StoreNotActiveError,
-} from '../../common/capability-errors';
 import { ResourceNotFoundError } from '../../common/domain-errors';
+import { StoreNotActiveError } from '../stores/stores.errors';
+import { AlreadyPublishedError, PublicationNotRetryableError } from './publications.errors';
 import { decodeCursor, toPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { AsyncCommands } from '../operations/async-commands.service';

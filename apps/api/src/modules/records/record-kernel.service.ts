@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
-import { ResourceNotFoundError, RevisionMismatchError } from '../../common/domain-errors';
+import { ResourceNotFoundError } from '../../common/domain-errors';
+import { RevisionMismatchError } from './records.errors';
 import { revisionMatches, type RevisionCondition } from '../../common/http-params';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { AuditRepository } from '../audit/audit.repository';

@@ -7,8 +7,9 @@ import {
   type IdempotentOutcome,
   type IdempotentRequestContext,
 } from '@listing/idempotency';
-import { StoreNotActiveError, SyncAlreadyActiveError } from '../../common/capability-errors';
 import { ResourceNotFoundError } from '../../common/domain-errors';
+import { StoreNotActiveError } from '../stores/stores.errors';
+import { SyncAlreadyActiveError } from './store-syncs.errors';
 import { decodeCursor, decodeKeyCursor, encodeKeyCursor, toPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { AsyncCommands } from '../operations/async-commands.service';

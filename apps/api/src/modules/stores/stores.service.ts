@@ -8,8 +8,8 @@ import {
   type IdempotentRequestContext,
 } from '@listing/idempotency';
 import { OutboxWriter } from '@listing/outbox';
-import { StoreAlreadyConnectedError } from '../../common/capability-errors';
 import { IntegrityError, ResourceNotFoundError } from '../../common/domain-errors';
+import { StoreAlreadyConnectedError } from './stores.errors';
 import { decodeCursor, toPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { AuditRepository } from '../audit/audit.repository';

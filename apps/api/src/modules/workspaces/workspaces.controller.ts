@@ -12,7 +12,7 @@ import {
   IdempotentResponse,
   type IdempotentRequestContext,
 } from '@listing/idempotency';
-import { InvitationNotFoundError } from '../../common/domain-errors';
+import { InvitationNotFoundError } from './workspaces.errors';
 import { ParseIdPipe } from '../../common/http-params';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { ApiDoc } from '../../ops/openapi/api-doc.decorator';

@@ -4,7 +4,8 @@ import { Database } from '@listing/db';
 import { IdempotencyKeyReusedError } from '@listing/idempotency';
 import { AuditRepository } from '../audit/audit.repository';
 import { AuthRepository } from '../auth/auth.repository';
-import { ForbiddenError, InvitationNotFoundError, MemberExistsError } from '../../common/domain-errors';
+import { ForbiddenError } from '../../common/domain-errors';
+import { InvitationNotFoundError, MemberExistsError } from './workspaces.errors';
 import type { AuthContext, WorkspaceAuthContext } from '../../common/request-context';
 import {
   InvitationsRepository,

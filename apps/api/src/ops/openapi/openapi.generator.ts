@@ -9,7 +9,8 @@ import {
 import { ModulesContainer } from '@nestjs/core';
 import { IDEMPOTENT_ROUTE, type IdempotentRouteOptions } from '@listing/idempotency';
 import { z } from 'zod';
-import { RETRYABLE, STATUS } from '../../common/problem-details.filter';
+import { entryOf, type ErrorCatalogue } from '../../common/error-catalogue';
+import { problemFor } from '../../common/problem-details.filter';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { API_DOC_METADATA, type ApiDocOptions } from './api-doc.decorator';
 
@@ -27,6 +28,8 @@ export interface OpenApiOptions {
   authGuards: Type[];
   /** Guards that mean "may answer 429". */
   rateLimitGuards: Type[];
+  /** Every code the application answers, with status and description (src/error-codes.ts). */
+  errors: ErrorCatalogue;
 }
 
 interface RouteArg {
@@ -39,8 +42,9 @@ interface RouteArg {
  * OpenAPI 3.1 from what the routes already declare: controller and method paths, HTTP method,
  * @HttpCode, guards (bearer auth, rate limits), @Idempotent (Idempotency-Key required/optional),
  * the zod schemas of @Body/@Query pipes (z.toJSONSchema, draft 2020-12 = OpenAPI 3.1's dialect),
- * @Headers('if-match'), plus @ApiDoc for what code cannot tell. Problem codes come from the
- * exception filter's STATUS table, so a new code is documented the day it is mapped.
+ * @Headers('if-match'), plus @ApiDoc for what code cannot tell. Problem codes, their statuses and
+ * descriptions come from the application's merged error catalogue (options.errors), the table
+ * the exception filter answers from: a new code is documented the day it is declared.
  */
 export function buildOpenApiDocument(app: INestApplicationContext, options: OpenApiOptions): JsonObject {
   const paths: Record<string, Record<string, JsonObject>> = {};
@@ -52,10 +56,10 @@ export function buildOpenApiDocument(app: INestApplicationContext, options: Open
   return {
     openapi: '3.1.0',
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
-    info: { title: options.title, version: options.version, description: infoDescription() },
+    info: { title: options.title, version: options.version, description: infoDescription(options.errors) },
     security: [],
     paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
-    components: components(),
+    components: components(options.errors),
   };
 }
 
@@ -261,12 +265,12 @@ function operationOf(r: RouteFacts): JsonObject {
   }
   const byStatus = new Map<number, string[]>();
   for (const code of [...codes].sort()) {
-    const status = STATUS[code];
-    if (status === undefined) throw new Error(`@ApiDoc problem ${code} is not in the problem-details table`);
-    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+    const entry = entryOf(r.options.errors, code);
+    if (!entry) throw new Error(`@ApiDoc problem ${code} is in no error catalogue (src/error-codes.ts)`);
+    byStatus.set(entry.status, [...(byStatus.get(entry.status) ?? []), code]);
   }
   for (const [status, list] of [...byStatus.entries()].sort(([a], [b]) => a - b)) {
-    responses[String(status)] = problemResponse(list);
+    responses[String(status)] = problemResponse(list, r.options.errors);
   }
 
   const description = [
@@ -304,7 +308,8 @@ function operationOf(r: RouteFacts): JsonObject {
   };
 }
 
-function problemResponse(codes: string[]): JsonObject {
+/** The codes of one status; each has an example body of its own (code, status, description). */
+function problemResponse(codes: string[], errors: ErrorCatalogue): JsonObject {
   return {
     description: `Problem: ${codes.join(', ')}`,
     content: {
@@ -312,15 +317,24 @@ function problemResponse(codes: string[]): JsonObject {
         schema: {
           allOf: [{ $ref: '#/components/schemas/Problem' }, { properties: { code: { enum: codes } } }],
         },
+        examples: Object.fromEntries(
+          codes.map((code) => {
+            const entry = entryOf(errors, code)!;
+            return [code, { summary: entry.description, value: problemFor(code, entry, entry.description) }];
+          }),
+        ),
       },
     },
   };
 }
 
-function infoDescription(): string {
-  const rows = Object.entries(STATUS)
+function infoDescription(errors: ErrorCatalogue): string {
+  const rows = Object.entries(errors)
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([code, status]) => `| \`${code}\` | ${status} | ${RETRYABLE.has(code) ? 'yes' : 'no'} |`);
+    .map(
+      ([code, { status, retryable, description }]) =>
+        `| \`${code}\` | ${status} | ${retryable ? 'yes' : 'no'} | ${description.replace(/\|/g, '\\|')} |`,
+    );
   return [
     'Multi-tenant listing API.',
     '',
@@ -334,14 +348,14 @@ function infoDescription(): string {
     '',
     '**Errors** are `application/problem+json` (RFC 9457) with a stable `code`:',
     '',
-    '| code | status | retryable |',
-    '| --- | --- | --- |',
+    '| code | status | retryable | meaning |',
+    '| --- | --- | --- | --- |',
     ...rows,
   ].join('\n');
 }
 
-function components(): JsonObject {
-  const codes = Object.keys(STATUS).sort();
+function components(errors: ErrorCatalogue): JsonObject {
+  const codes = Object.keys(errors).sort();
   return {
     securitySchemes: {
       bearer: { type: 'http', scheme: 'bearer', description: 'Opaque access token from /v1/auth/login' },

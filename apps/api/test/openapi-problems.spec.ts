@@ -1,0 +1,82 @@
+import type { INestApplicationContext, Type } from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
+import { ERROR_CODES } from '../src/error-codes';
+import { AuthGuard } from '../src/modules/auth/auth.guard';
+import { RateLimitGuard } from '../src/modules/auth/rate-limit.guard';
+import { ProductDraftsController } from '../src/modules/product-drafts/product-drafts.controller';
+import { PublicationsController } from '../src/modules/publications/publications.controller';
+import { buildOpenApiDocument } from '../src/ops/openapi/openapi.generator';
+
+/** The generator reads controllers only: an application context that holds just these. */
+function contextOf(controllers: Type[]): INestApplicationContext {
+  const modules = new Map([
+    ['m', { controllers: new Map(controllers.map((c) => [c.name, { metatype: c }])) }],
+  ]);
+  return {
+    get: (token: unknown) => {
+      if (token !== ModulesContainer) throw new Error('unexpected lookup');
+      return modules;
+    },
+  } as unknown as INestApplicationContext;
+}
+
+interface ProblemContent {
+  schema: { allOf: [unknown, { properties: { code: { enum: string[] } } }] };
+  examples: Record<string, { summary: string; value: { status: number; code: string } }>;
+}
+
+describe('OpenAPI problem responses, from the merged error catalogue', () => {
+  const doc = buildOpenApiDocument(contextOf([ProductDraftsController, PublicationsController]), {
+    title: 'test',
+    version: '1',
+    authGuards: [AuthGuard],
+    rateLimitGuards: [RateLimitGuard],
+    errors: ERROR_CODES,
+  }) as {
+    info: { description: string };
+    paths: Record<
+      string,
+      Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>
+    >;
+    components: { schemas: { ProblemCode: { enum: string[] } } };
+  };
+
+  it('shows, under each status, an example per code of that status with its description', () => {
+    let seen = 0;
+    for (const operations of Object.values(doc.paths)) {
+      for (const { responses } of Object.values(operations)) {
+        for (const [status, response] of Object.entries(responses)) {
+          const problem = response.content?.['application/problem+json'] as ProblemContent | undefined;
+          if (!problem) continue;
+          const codes = problem.schema.allOf[1].properties.code.enum;
+          expect(Object.keys(problem.examples)).toEqual(codes);
+          for (const code of codes) {
+            const entry = ERROR_CODES[code as keyof typeof ERROR_CODES];
+            expect({ code, status: entry.status }).toEqual({ code, status: Number(status) });
+            expect(problem.examples[code]).toMatchObject({
+              summary: entry.description,
+              value: { status: Number(status), code, detail: entry.description },
+            });
+            seen++;
+          }
+        }
+      }
+    }
+    expect(seen).toBeGreaterThan(50);
+    // A 409 lists its several codes, not one of them for all.
+    const retry = doc.paths['/v1/workspaces/{workspaceId}/publications/{publicationId}/retry']!.post!;
+    const conflicts = retry.responses['409']!.content!['application/problem+json'] as ProblemContent;
+    expect(Object.keys(conflicts.examples)).toEqual(
+      expect.arrayContaining(['PUBLICATION_NOT_RETRYABLE', 'STORE_NOT_ACTIVE', 'CONCURRENT_UPDATE']),
+    );
+  });
+
+  it('lists every catalogued code, with its status and description, in the enum and the table', () => {
+    expect([...doc.components.schemas.ProblemCode.enum].sort()).toEqual(Object.keys(ERROR_CODES).sort());
+    expect(doc.info.description).toContain('| code | status | retryable | meaning |');
+    for (const [code, { status, description }] of Object.entries(ERROR_CODES)) {
+      expect(doc.info.description).toContain(`| \`${code}\` | ${status} |`);
+      expect(doc.info.description).toContain(description);
+    }
+  });
+});

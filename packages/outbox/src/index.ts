@@ -19,6 +19,7 @@ export * from './outbox.repository';
 export * from './payload-guard';
 export * from './queue-producer';
 export * from './redaction';
+export * from './remote-step';
 export * from './redis-options';
 export * from './redis-unavailable';
 export * from './retention.repository';

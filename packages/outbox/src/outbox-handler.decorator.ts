@@ -54,3 +54,23 @@ export function OnOutboxDeadLetter<P extends Record<string, unknown>>(job: JobDe
 
 export const decoratedHandlers = (instance: object) => decorated(HANDLERS, instance);
 export const decoratedDeadLetterReactions = (instance: object) => decorated(DEAD_LETTER_REACTIONS, instance);
+
+const DECLARED_JOBS = Symbol.for('listing.outbox.declared-jobs');
+
+/**
+ * Declares the jobs a module owns, on the module class: `@DeclareJobs(publish) @Module({...})`.
+ * The worker checks at start that each declared job has exactly one handler and a worker that
+ * serves its queue; a handler of a job no module declares is refused too.
+ */
+export function DeclareJobs(...jobs: JobDefinition[]): ClassDecorator {
+  return (target) => {
+    Object.defineProperty(target, DECLARED_JOBS, { value: Object.freeze([...jobs]), enumerable: false });
+  };
+}
+
+/** The jobs a class declared with @DeclareJobs (its own, not inherited). */
+export function declaredJobsOf(target: object): readonly JobDefinition[] {
+  return Object.prototype.hasOwnProperty.call(target, DECLARED_JOBS)
+    ? ((target as Record<symbol, JobDefinition[]>)[DECLARED_JOBS] ?? [])
+    : [];
+}

@@ -239,13 +239,7 @@ export class Database {
    * began. Returns false, queuing nothing, otherwise (a binding nested in an unbound transaction
    * ends before COMMIT): the caller then runs the statement now (`executor.execute(sql.raw(text))`).
    */
-  tryExecuteAtCommitInWorkspace(workspaceId: string, statement: SqlText): boolean;
-  /**
-   * @deprecated Transitional, for packages/idempotency until it builds its statement with
-   * `sqlText`: a plain string is not checked to be escaped. Removed once no caller passes one.
-   */
-  tryExecuteAtCommitInWorkspace(workspaceId: string, statement: string): boolean;
-  tryExecuteAtCommitInWorkspace(workspaceId: string, statement: string): boolean {
+  tryExecuteAtCommitInWorkspace(workspaceId: string, statement: SqlText): boolean {
     const frame = this.frame();
     if (!frame) throw new NotInTransactionError('executeAtCommit');
     if (frame.boundAtCommit === null || frame.boundAtCommit !== workspaceId.toLowerCase()) return false;

@@ -1,6 +1,5 @@
 import type { Database } from '@listing/db';
-import { sql } from '@listing/db';
-import { escapeLiteral } from 'pg';
+import { sql, sqlInt, sqlJsonb, sqlText, sqlUuid } from '@listing/db';
 import { IdempotencyRecordLostError } from './errors';
 import type { ResultEnvelope } from './result-policy';
 
@@ -104,12 +103,11 @@ export class IdempotencyRepository {
     status: number,
     envelope: ResultEnvelope,
   ): Promise<void> {
-    if (!Number.isInteger(status)) throw new TypeError('status must be an integer');
-    const statement =
-      `update idempotency_requests set status = 'SUCCEEDED', response_status = ${status}, ` +
-      `response_envelope = ${escapeLiteral(JSON.stringify(envelope))}::jsonb, completed_at = now() ` +
-      `where workspace_id = ${escapeLiteral(owner.workspaceId)}::uuid and user_id = ${escapeLiteral(owner.userId)}::uuid ` +
-      `and idempotency_key = ${escapeLiteral(key)}::uuid and status = 'PROCESSING'`;
+    // The key and owner ids were reserved as uuids already: sqlUuid only re-checks them.
+    const statement = sqlText`update idempotency_requests set status = 'SUCCEEDED', response_status = ${sqlInt(status)},
+       response_envelope = ${sqlJsonb(envelope)}, completed_at = now()
+       where workspace_id = ${sqlUuid(owner.workspaceId)} and user_id = ${sqlUuid(owner.userId)}
+         and idempotency_key = ${sqlUuid(key)} and status = 'PROCESSING'`;
     if (this.db.tryExecuteAtCommitInWorkspace(owner.workspaceId, statement)) return;
     // The workspace was bound inside a caller's unbound transaction and is unbound again before
     // COMMIT, where row-level security would hide the row and the update would match nothing,

@@ -30,15 +30,15 @@ stop_all() {
 }
 trap stop_all INT TERM EXIT
 
-# apps/api/roles.json maps each process role to its entry point.
+# apps/api/roles.json maps each process role to its entry point and environment.
 # dispatcher and worker expose /metrics and health on their own ops port (the api serves its own).
 declare -A ops_port=([dispatcher]="${DISPATCHER_OPS_PORT:-9101}" [worker]="${WORKER_OPS_PORT:-9102}")
-while read -r role entry; do
-  if [ -n "${ops_port[$role]:-}" ]; then
-    OPS_PORT="${ops_port[$role]}" run_role "$role" node "apps/api/$entry"
-  else
-    run_role "$role" node "apps/api/$entry"
-  fi
-done < <(node -e 'for (const [r, e] of Object.entries(require("./apps/api/roles.json"))) console.log(r, e)')
+while read -r role entry envs; do
+  read -r -a role_env <<< "$envs"
+  if [ -n "${ops_port[$role]:-}" ]; then role_env+=("OPS_PORT=${ops_port[$role]}"); fi
+  run_role "$role" env "${role_env[@]}" node "apps/api/$entry"
+done < <(node -e '
+  for (const [role, { entry, env = {} }] of Object.entries(require("./apps/api/roles.json")))
+    console.log(role, entry, ...Object.entries(env).map(([k, v]) => `${k}=${v}`));')
 # The first role to exit stops the rest: a half-running system hides failures.
 wait -n

@@ -65,7 +65,7 @@ export async function createApp(
     },
   });
   const bodies = registerRequestBodyParsers(adapter, ERROR_CODES); // JSON everywhere, raw bytes for media content only
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRole('api', config), adapter, {
     logger: new PinoNestLogger(logger.child({ context: 'nest' })),
     bodyParser: false, // request-body.parsers.ts owns them (Nest's would add form data)
   });

@@ -1,16 +1,11 @@
+import 'reflect-metadata';
 import { hostname, userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import { Database } from '@listing/db';
-import {
-  DeadLetterService,
-  describedError,
-  OutboxRepository,
-  producerRedisOptions,
-  QueueProducer,
-} from '@listing/outbox';
-import { Redis } from 'ioredis';
-import { loadOutboxConfig, outboxDatabaseUrl } from './config/outbox-config';
-import { OperatorAuditRepository } from './outbox/operator-audit.repository';
+import { NestFactory } from '@nestjs/core';
+import { describedError } from '@listing/outbox';
+import { AppModule } from './app.module';
+import { loadOutboxConfig } from './config/outbox-config';
+import { OutboxCli } from './outbox/outbox-cli.service';
 
 const USAGE = `usage:
   node dist/cli.js stats [--json]
@@ -26,8 +21,7 @@ TASK_ABANDONED (or PUBLICATION_OUTCOME_UNKNOWN) and its resource is settled, so 
 finds its work settled and does nothing; the client starts such work again (or retries the
 publication). Retrying is for jobs without a reaction.`;
 
-/** Operator CLI for the outbox. Connects as outbox_agent (sql/012); cross-workspace reads go
- * through the narrow functions of sql/003, every write runs under the event's workspace. */
+/** Operator CLI for the outbox: the CLI role of the composition root (see OutboxCli). */
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -46,86 +40,61 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return values.help ? 0 : 2;
   }
-  const config = loadOutboxConfig();
-  const db = new Database({
-    connectionString: outboxDatabaseUrl(config),
-    max: 2,
-    applicationName: 'outbox-cli',
+  const app = await NestFactory.createApplicationContext(AppModule.forRole('cli', loadOutboxConfig()), {
+    logger: false,
+    abortOnError: false,
   });
-  const redis = new Redis(producerRedisOptions(config.REDIS_URL));
-  redis.on('error', () => undefined);
-  const producer = new QueueProducer(redis, config.BULLMQ_PREFIX);
   try {
-    const repository = new OutboxRepository(db);
-    const deadLetters = new DeadLetterService(db, producer);
-    const audit = new OperatorAuditRepository(db);
-    if (group === 'stats') {
-      const stats = await repository.stats();
-      if (values.json) console.log(JSON.stringify(stats));
-      else {
-        console.log(['queue', 'pending', 'oldest_pending_age_s', 'dispatching', 'dead_letter'].join('\t'));
-        for (const s of stats) {
-          const age = s.oldestPendingAgeMs === null ? '-' : (s.oldestPendingAgeMs / 1000).toFixed(1);
-          console.log([s.queue, s.pending, age, s.dispatching, s.deadLetter].join('\t'));
-        }
-      }
-      return 0;
-    }
-    if (group === 'dead-letters' && command === 'list') {
-      const list = await deadLetters.list({ queue: values.queue ?? null }, Number(values.limit));
-      if (values.json) console.log(JSON.stringify(list));
-      else {
-        for (const d of list) {
-          console.log(
-            [
-              d.id,
-              d.workspaceId,
-              d.queue,
-              d.type,
-              d.attemptCount,
-              d.updatedAt.toISOString(),
-              d.lastError ?? '',
-            ].join('\t'),
-          );
-        }
-      }
-      return 0;
-    }
-    if (group === 'dead-letters' && command === 'retry') {
-      await waitForRedis(redis);
-      const record = (r: Parameters<OperatorAuditRepository['deadLetterRetried']>[1]) =>
-        audit.deadLetterRetried(values.actor!, r);
-      if (values.all) {
-        const done = await deadLetters.retryAll({ queue: values.queue ?? null }, record);
-        console.log(JSON.stringify({ retried: done.map((d) => d.id) }));
-        return 0;
-      }
-      if (!target) {
-        console.error('dead-letters retry needs an event id or --all');
-        return 2;
-      }
-      const done = await deadLetters.retry(target, record);
-      console.log(JSON.stringify({ retried: [done.id] }));
-      return 0;
-    }
-    console.error(USAGE);
-    return 2;
+    return await run(app.get(OutboxCli), group, command, target, values);
   } finally {
-    await producer.close();
-    redis.disconnect();
-    await db.close();
+    await app.close();
   }
 }
 
-async function waitForRedis(redis: Redis): Promise<void> {
-  if (redis.status === 'ready') return;
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('Redis is not reachable')), 5000);
-    redis.once('ready', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
+async function run(
+  cli: OutboxCli,
+  group: string,
+  command: string | undefined,
+  target: string | undefined,
+  values: { json: boolean; all: boolean; queue?: string; limit: string; actor: string },
+): Promise<number> {
+  const queue = values.queue ?? null;
+  if (group === 'stats') {
+    const stats = await cli.stats();
+    if (values.json) console.log(JSON.stringify(stats));
+    else {
+      console.log(['queue', 'pending', 'oldest_pending_age_s', 'dispatching', 'dead_letter'].join('\t'));
+      for (const s of stats) {
+        const age = s.oldestPendingAgeMs === null ? '-' : (s.oldestPendingAgeMs / 1000).toFixed(1);
+        console.log([s.queue, s.pending, age, s.dispatching, s.deadLetter].join('\t'));
+      }
+    }
+    return 0;
+  }
+  if (group === 'dead-letters' && command === 'list') {
+    const list = await cli.listDeadLetters(queue, Number(values.limit));
+    if (values.json) console.log(JSON.stringify(list));
+    else {
+      for (const d of list) {
+        const fields = [d.id, d.workspaceId, d.queue, d.type, d.attemptCount, d.updatedAt.toISOString()];
+        console.log([...fields, d.lastError ?? ''].join('\t'));
+      }
+    }
+    return 0;
+  }
+  if (group === 'dead-letters' && command === 'retry') {
+    if (!values.all && !target) {
+      console.error('dead-letters retry needs an event id or --all');
+      return 2;
+    }
+    const retried = values.all
+      ? await cli.retryAll(queue, values.actor)
+      : await cli.retry(target!, values.actor);
+    console.log(JSON.stringify({ retried }));
+    return 0;
+  }
+  console.error(USAGE);
+  return 2;
 }
 
 main(process.argv.slice(2)).then(

@@ -1,4 +1,5 @@
-import { clientSubject, parseTrustProxy } from '../src/modules/auth/client-address';
+import { parseTrustProxy } from '../src/config/trust-proxy';
+import { clientSubject } from '../src/modules/auth/client-address';
 
 describe('clientSubject', () => {
   it('keeps IPv4 addresses, also IPv4-mapped ones', () => {

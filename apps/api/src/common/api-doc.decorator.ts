@@ -17,7 +17,7 @@ export interface ApiDocOptions {
   ifMatch?: 'required' | 'optional';
   /** The success response carries the revision's ETag. */
   etag?: boolean;
-  /** Further problem codes this route can answer (must exist in the problem-details table). */
+  /** Further problem codes this route can answer (each must be in src/error-codes.ts's catalogue). */
   problems?: string[];
 }
 

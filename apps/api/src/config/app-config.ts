@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseTrustProxy } from '../modules/auth/client-address';
+import { parseTrustProxy } from './trust-proxy';
 
 // Store credentials at rest (AES-256-GCM): "id:base64-32-bytes,id2:..."; CREDENTIAL_KEY_ID
 // encrypts new versions, the others keep decrypting what they encrypted. The dev key is public.
@@ -131,3 +131,5 @@ export function loadPlatformConfig(env: NodeJS.ProcessEnv = process.env): Platfo
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
+/** The platform part (marketplace and AI vendor, credential keys): every role that calls out. */
+export const PLATFORM_CONFIG = Symbol('PLATFORM_CONFIG');

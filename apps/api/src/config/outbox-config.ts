@@ -53,8 +53,13 @@ const schema = z
      * release its leases) before it exits 1 anyway. Keep it below the supervisor's own grace.
      */
     OUTBOX_STOP_TIMEOUT_MS: int(100, 3_600_000, 25_000),
-    /** Comma-separated subset of queues this worker consumes (default: all registered). */
+    /** Comma-separated subset of queues this worker consumes (default: all declared). */
     OUTBOX_WORKER_QUEUES: z.string().optional(),
+    /**
+     * The deployment's process roles (default apps/api/roles.json): the worker refuses to start
+     * when a declared job's queue is served by no worker role in it.
+     */
+    OUTBOX_ROLES_FILE: z.string().min(1).optional(),
     OUTBOX_JOB_COMPLETED_AGE_S: int(1, 30 * 86_400, 86_400),
     OUTBOX_JOB_FAILED_AGE_S: int(1, 90 * 86_400, 7 * 86_400),
     OUTBOX_HANDLER_BACKOFF_MS: int(0, 3_600_000, 1000),
@@ -135,3 +140,5 @@ export function loadOutboxConfig(env: NodeJS.ProcessEnv = process.env): OutboxCo
   }
   return parsed.data;
 }
+
+export const OUTBOX_CONFIG = Symbol('OUTBOX_CONFIG');

@@ -1,39 +1,72 @@
-import { type DynamicModule, Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  type DynamicModule,
+  Global,
+  Inject,
+  Module,
+  type OnApplicationShutdown,
+  type Provider,
+} from '@nestjs/common';
 import { Database } from '@listing/db';
 import { Redis } from 'ioredis';
-import { APP_CONFIG, type AppConfig } from '../config/app-config';
 
 export const REDIS = Symbol('REDIS');
+/** Where this process's BullMQ queues live: the Redis URL and the key prefix. */
+export const QUEUE_SETTINGS = Symbol('QUEUE_SETTINGS');
 
-/** Process-wide infrastructure: configuration, the database provider and a Redis client. */
+export interface QueueSettings {
+  readonly redisUrl: string;
+  readonly prefix: string;
+}
+
+export interface InfrastructureOptions {
+  /** Shown as application_name in pg_stat_activity: tells the process roles apart. */
+  readonly applicationName: string;
+  readonly databaseUrl: string;
+  readonly poolSize: number;
+  readonly queues: QueueSettings;
+  /** The role's parsed configuration objects (APP_CONFIG, OUTBOX_CONFIG, ...), as value providers. */
+  readonly configs: Provider[];
+}
+
+/**
+ * Process-wide infrastructure for every role: its configuration, the database provider, a Redis
+ * client (lazy: a role that never uses it never connects) and the queue settings. Global: every
+ * module of every role needs these, and they have one instance per process.
+ */
 @Global()
 @Module({})
 export class InfrastructureModule implements OnApplicationShutdown {
-  static forRoot(config: AppConfig): DynamicModule {
+  static forRoot(options: InfrastructureOptions): DynamicModule {
     return {
       module: InfrastructureModule,
       providers: [
-        { provide: APP_CONFIG, useValue: config },
+        ...options.configs,
+        { provide: QUEUE_SETTINGS, useValue: options.queues },
         {
           provide: Database,
           useFactory: () =>
             new Database({
-              connectionString: config.DATABASE_URL,
-              max: config.DATABASE_POOL_SIZE,
-              applicationName: 'api',
+              connectionString: options.databaseUrl,
+              max: options.poolSize,
+              applicationName: options.applicationName,
             }),
         },
         {
           provide: REDIS,
           useFactory: () => {
-            const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
+            const redis = new Redis(options.queues.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
             // Unheard, ioredis prints each retry's error as a raw stderr line; readiness reports it.
             redis.on('error', () => undefined);
             return redis;
           },
         },
       ],
-      exports: [APP_CONFIG, Database, REDIS],
+      exports: [
+        ...options.configs.map((p) => (p as { provide: symbol }).provide),
+        QUEUE_SETTINGS,
+        Database,
+        REDIS,
+      ],
     };
   }
 

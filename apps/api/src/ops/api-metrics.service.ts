@@ -1,7 +1,7 @@
-import type { Database } from '@listing/db';
+import type { OutboxRepository } from '@listing/outbox';
 import type { IdempotencyObserver } from '@listing/idempotency';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { registerOutboxBacklogMetrics } from './outbox-backlog.metrics';
+import { registerOutboxBacklogMetrics } from './metrics/outbox-backlog.metrics';
 
 /** Seconds; covers a cached replay (sub-millisecond) up to a request stuck behind a lock. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -17,7 +17,7 @@ export class ApiMetrics {
   readonly idempotencyOutcomes: Counter<'outcome'>;
   readonly idempotencyWait: Histogram<'outcome'>;
 
-  constructor(db: Database) {
+  constructor(outbox: Pick<OutboxRepository, 'stats'>) {
     this.registry.setDefaultLabels({ role: 'api' });
     collectDefaultMetrics({ register: this.registry, prefix: 'listing_process_' });
     this.httpRequests = new Counter({
@@ -49,7 +49,7 @@ export class ApiMetrics {
     // Zero-initialise the outcomes so dashboards and rate() see every series from the start.
     for (const outcome of ['miss', 'hit', 'key_reused', 'scope_conflict', 'in_progress'])
       this.idempotencyOutcomes.inc({ outcome }, 0);
-    registerOutboxBacklogMetrics(this.registry, db);
+    registerOutboxBacklogMetrics(this.registry, outbox);
   }
 
   /** IdempotencyService's observer (4th constructor argument). */

@@ -9,7 +9,7 @@ import { AuthGuard } from '../modules/auth/auth.guard';
 import { RateLimitGuard } from '../modules/auth/rate-limit.guard';
 import { adminAuthorized, sendUnauthenticated } from './admin/admin-auth';
 import { mountBullBoard } from './admin/bull-board.plugin';
-import { ApiMetrics } from './metrics/api-metrics.service';
+import { ApiMetrics } from './api-metrics.service';
 import { buildOpenApiDocument } from './openapi/openapi.generator';
 import { registerSwaggerUi } from './openapi/swagger-ui.routes';
 import { ApiLifecycle } from './ops.module';

@@ -80,19 +80,33 @@ export function outboxLogger(logger: Logger): OutboxLogger & { pino: Logger } {
 export class PinoNestLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
   log(message: unknown, context?: string) {
-    this.logger.info({ context }, String(message));
+    this.logger.info(...line(message, context));
   }
   error(message: unknown, _trace?: string, context?: string) {
     // Stack traces stay out: they can carry SQL fragments or values.
-    this.logger.error({ context }, String(message));
+    this.logger.error(...line(message, context));
   }
   warn(message: unknown, context?: string) {
-    this.logger.warn({ context }, String(message));
+    this.logger.warn(...line(message, context));
   }
   debug(message: unknown, context?: string) {
-    this.logger.debug({ context }, String(message));
+    this.logger.debug(...line(message, context));
   }
   verbose(message: unknown, context?: string) {
-    this.logger.trace({ context }, String(message));
+    this.logger.trace(...line(message, context));
   }
+}
+
+/** Nest's `Logger.log({ msg, ...fields })` becomes one pino line with those fields. */
+function line(message: unknown, context?: string): [Record<string, unknown>, string] {
+  if (
+    typeof message === 'object' &&
+    message !== null &&
+    !Array.isArray(message) &&
+    !(message instanceof Error)
+  ) {
+    const { msg, ...fields } = message as Record<string, unknown>;
+    return [{ context, ...fields }, String(msg ?? '')];
+  }
+  return [{ context }, String(message)];
 }

@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { Database } from '@listing/db';
-import { ApiMetrics } from './metrics/api-metrics.service';
+import { OutboxRepository } from '@listing/outbox';
+import { ApiMetrics } from './api-metrics.service';
 
 /** Process lifecycle seen by readiness: draining starts on SIGTERM, before the listener closes. */
 export class ApiLifecycle {
@@ -11,7 +12,11 @@ export class ApiLifecycle {
 @Global()
 @Module({
   providers: [
-    { provide: ApiMetrics, inject: [Database], useFactory: (db: Database) => new ApiMetrics(db) },
+    {
+      provide: ApiMetrics,
+      inject: [Database],
+      useFactory: (db: Database) => new ApiMetrics(new OutboxRepository(db)),
+    },
     ApiLifecycle,
   ],
   exports: [ApiMetrics, ApiLifecycle],

@@ -1,5 +1,5 @@
 import { inheritsAppRole, type Database } from '@listing/db';
-import type { OutboxDispatcher, OutboxWorkerRuntime, QueueProducer } from '@listing/outbox';
+import type { OutboxDispatcher, OutboxRepository, OutboxWorkerRuntime, QueueProducer } from '@listing/outbox';
 import type { Logger } from 'pino';
 import {
   createRoleRegistry,
@@ -15,6 +15,8 @@ export interface RoleOpsOptions {
   redisUrl: string;
   logger: Logger;
   dispatcher?: OutboxDispatcher;
+  /** The dispatcher's backlog gauges read the outbox through it. */
+  outbox?: OutboxRepository;
   producer?: QueueProducer;
   runtime?: OutboxWorkerRuntime;
   env?: NodeJS.ProcessEnv;
@@ -40,7 +42,7 @@ export async function startRoleOps(options: RoleOpsOptions): Promise<OpsServer> 
   const registry = createRoleRegistry(options.role);
   if (options.dispatcher && options.producer) {
     instrumentDispatcher(registry, options.dispatcher, options.producer);
-    registerOutboxBacklogMetrics(registry, options.db);
+    if (options.outbox) registerOutboxBacklogMetrics(registry, options.outbox);
   }
   if (options.runtime) instrumentWorkerRuntime(registry, options.runtime, options.logger);
   return startOpsServer({

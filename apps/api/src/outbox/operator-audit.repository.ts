@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Database } from '@listing/db';
+import { Injectable } from '@nestjs/common';
+import { Database } from '@listing/db';
 import type { RetriedDeadLetter } from '@listing/outbox';
 import { sql } from '@listing/db';
 
 /** Records operator actions on the outbox in audit_events (sql/002), in the caller's transaction. */
+@Injectable()
 export class OperatorAuditRepository {
   constructor(private readonly db: Database) {}
 

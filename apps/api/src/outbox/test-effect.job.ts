@@ -1,10 +1,11 @@
-import type { Database } from '@listing/db';
-import { defineJob, OutboxHandler, type JobContext } from '@listing/outbox';
-import { sql } from '@listing/db';
+import { Inject, Injectable, Module } from '@nestjs/common';
+import { Database, sql } from '@listing/db';
+import { DeclareJobs, defineJob, OutboxHandler, type JobContext } from '@listing/outbox';
 import { z } from 'zod';
+import { OUTBOX_CONFIG, type OutboxConfig } from '../config/outbox-config';
 
 /**
- * A test-only job, registered by the worker only when NODE_ENV=test and OUTBOX_TEST_JOBS=1. Its
+ * A test-only job, declared by the worker only when NODE_ENV=test and OUTBOX_TEST_JOBS=1. Its
  * effect is database-only and NOT idempotent by itself (a plain insert): only the inbox keeps it
  * exactly-once. The test creates the table `outbox_test_effects`. In mode `fail` it always throws
  * an error carrying secrets, to prove dead-lettering and redaction.
@@ -15,15 +16,16 @@ export const testEffectJob = defineJob({
   schema: z.object({ marker: z.string().min(1).max(200) }),
 });
 
-export class TestEffectHandlers {
+@Injectable()
+export class TestEffectJob {
   constructor(
     private readonly db: Database,
-    private readonly mode: 'ok' | 'fail',
+    @Inject(OUTBOX_CONFIG) private readonly config: OutboxConfig,
   ) {}
 
   @OutboxHandler(testEffectJob)
   async apply(payload: { marker: string }, context: JobContext): Promise<{ applied: true }> {
-    if (this.mode === 'fail') {
+    if (this.config.OUTBOX_TEST_EFFECT_MODE === 'fail') {
       throw new Error(
         `provider rejected ${payload.marker}: GET https://files.example/o?X-Amz-Signature=deadbeef01 token=s3cr3t-value`,
       );
@@ -34,3 +36,8 @@ export class TestEffectHandlers {
     return { applied: true };
   }
 }
+
+/** The test job's module, imported by the worker role only under the test switches. */
+@DeclareJobs(testEffectJob)
+@Module({ providers: [TestEffectJob] })
+export class TestEffectJobModule {}

@@ -1,4 +1,4 @@
-import { mediaTypeOf, sniffImageType } from '../../src/modules/media/image-sniffer';
+import { mediaTypeOf, sniffImageType } from '../../src/common/image-sniffer';
 
 const bytes = (...parts: Array<number[] | string>) =>
   Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : Buffer.from(p))));

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { LocalDirectoryObjectStorage } from '../../src/modules/object-storage/local-directory-object-storage';
-import { ObjectStorageError } from '../../src/modules/object-storage/object-storage';
+import { ObjectStorageError } from '../../src/modules/object-storage/object-storage.client';
 
 describe('LocalDirectoryObjectStorage', () => {
   const root = mkdtempSync(path.join(tmpdir(), 'objects-'));

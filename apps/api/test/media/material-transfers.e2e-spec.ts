@@ -121,8 +121,8 @@ describe('material transfers: allowlisted copy into object storage (real process
     const event = await stack.eventFor('transferId', id);
     expect(event.payload).toEqual({ transferId: id, operationId: accepted.body.operation.id });
 
-    // Forced redeliveries (the job opens its own transactions, so no inbox: the transfer's own
-    // state stops them). No source fetch, no object rewritten, no inbox row.
+    // Forced redeliveries: the transfer's own state stops them at the claim. No source fetch, no
+    // object rewritten; the one inbox row is the first delivery's settlement.
     const snapshot = stack.storageSnapshot();
     for (let i = 0; i < 2; i++) {
       expect(await stack.redeliver(event.id, 'material-transfers')).toEqual({
@@ -130,9 +130,8 @@ describe('material transfers: allowlisted copy into object storage (real process
         result: { outcome: 'skipped', status: 'succeeded' },
       });
     }
-    expect((await t.owner.query(`select 1 from outbox_inbox where event_id = $1`, [event.id])).rowCount).toBe(
-      0,
-    );
+    const inbox = await t.owner.query(`select handler from outbox_inbox where event_id = $1`, [event.id]);
+    expect(inbox.rows).toEqual([{ handler: 'material-transfer.copy:settle' }]);
     expect(stack.sim.state.counters.mediaRequests).toBe(fetchesBefore + 1);
     expect(stack.storageSnapshot()).toEqual(snapshot);
 
@@ -155,6 +154,8 @@ describe('material transfers: allowlisted copy into object storage (real process
     ]);
     const fetches = stack.sim.state.counters.mediaRequests;
     const event = await stack.eventFor('transferId', id);
+    // The settlement never committed in that crash: neither did its inbox row.
+    await t.owner.query(`delete from outbox_inbox where event_id = $1`, [event.id]);
     const rerun = await stack.redeliver(event.id, 'material-transfers');
     expect(rerun).toEqual({ duplicate: false, result: { outcome: 'succeeded', fetched: false } });
     expect(stack.sim.state.counters.mediaRequests).toBe(fetches);

@@ -2,12 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { JobContext } from '@listing/outbox';
+import { InboxRepository, type JobContext } from '@listing/outbox';
 import { seedWorkspace, useTestDatabase } from '@listing/testing';
 import sharp from 'sharp';
 import { loadMediaConfig } from '../../src/config/media-config';
-import { MediaJobHandlers, mediaProcessJob, originalKey } from '../../src/modules/media/media.jobs';
+import { MediaProcessJob, mediaProcessJob, originalKey } from '../../src/modules/media/media.jobs';
+import { MediaRepository } from '../../src/modules/media/media.repository';
 import { LocalDirectoryObjectStorage } from '../../src/modules/object-storage/local-directory-object-storage';
+import { OperationProgress } from '../../src/modules/operations/operation-progress.service';
+import { OperationsRepository } from '../../src/modules/operations/operations.repository';
 
 const t = useTestDatabase();
 
@@ -67,9 +70,18 @@ describe('media job: no transaction across storage I/O', () => {
 
     // The runtime opens no transaction around the handler: it opens its own short ones.
     expect(mediaProcessJob.transaction).toBe(false);
-    const handlers = new MediaJobHandlers(t.agentDb, storage, loadMediaConfig({}));
-    const context = { eventId: randomUUID(), workspaceId, attempt: 1, job: { opts: { attempts: 5 } } };
-    const outcome = await handlers.process({ mediaId, operationId }, context as unknown as JobContext);
+    const db = t.agentDb;
+    const operations = new OperationProgress(new OperationsRepository(db));
+    const job = new MediaProcessJob(db, new MediaRepository(db), operations, storage, loadMediaConfig({}));
+    const eventId = randomUUID();
+    const context = {
+      eventId,
+      workspaceId,
+      attempt: 1,
+      job: { name: mediaProcessJob.name, opts: { attempts: 5 } },
+      inboxOnce: (key: string) => new InboxRepository(db).record(workspaceId, key, eventId),
+    };
+    const outcome = await job.process({ mediaId, operationId }, context as unknown as JobContext);
 
     expect(outcome).toEqual({ outcome: 'ready', thumbnailWritten: true });
     expect(seen).toEqual([

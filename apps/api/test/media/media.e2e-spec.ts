@@ -135,8 +135,8 @@ describe('media: upload → content → complete → worker derives (real proces
     // Content is frozen once completed.
     expect((await put(id, bytes, 'image/png')).body).toMatchObject({ code: 'MEDIA_STATE_CONFLICT' });
 
-    // Forced redeliveries (the job opens its own transactions, so no inbox: the media's state
-    // machine stops them); no object is written again (a rewrite would change the inode).
+    // Forced redeliveries: the media's state machine stops them at the claim; no object is
+    // written again (a rewrite would change the inode).
     const before = stack.storageSnapshot();
     const processedAt = (await t.owner.query(`select processed_at from media where id = $1`, [id])).rows[0]
       .processed_at;
@@ -147,9 +147,9 @@ describe('media: upload → content → complete → worker derives (real proces
       const rerun = await stack.redeliver(event.id, 'media');
       expect(rerun).toEqual({ duplicate: false, result: { outcome: 'skipped', status: 'ready' } });
     }
-    expect((await t.owner.query(`select 1 from outbox_inbox where event_id = $1`, [event.id])).rowCount).toBe(
-      0,
-    );
+    // The claim stops the redeliveries; the one inbox row is the first delivery's settlement.
+    const inbox = await t.owner.query(`select handler from outbox_inbox where event_id = $1`, [event.id]);
+    expect(inbox.rows).toEqual([{ handler: 'media.process:settle' }]);
     expect(stack.storageSnapshot()).toEqual(before);
     const after = (await t.owner.query(`select processed_at, status from media where id = $1`, [id])).rows[0];
     expect(after).toEqual({ processed_at: processedAt, status: 'ready' });

@@ -12,7 +12,7 @@ import { decodeCursor, toPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { AsyncCommands } from '../operations/async-commands.service';
 import { PRODUCT_DRAFT_MODULE } from '../product-drafts/product-drafts.service';
-import { RecordsRepository } from '../records/records.repository';
+import { RecordKernelService } from '../records/record-kernel.service';
 import type { PageQuery } from '../stores/store.dto';
 import type { CreateAiTaskInput } from './ai-task.dto';
 import { runAiTaskJob } from './ai-task.job';
@@ -34,7 +34,7 @@ export class AiTasksService {
     private readonly db: Database,
     private readonly idempotency: IdempotencyService,
     private readonly tasks: AiTasksRepository,
-    private readonly records: RecordsRepository,
+    private readonly records: RecordKernelService,
     private readonly commands: AsyncCommands,
   ) {
     this.policy = commands.acceptedPolicy('ai-task-accepted-reference-v1', 'aiTask', this.accepted);

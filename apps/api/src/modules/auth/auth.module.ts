@@ -1,16 +1,35 @@
-import { Global, Module } from '@nestjs/common';
-import { WorkspacesModule } from '../workspaces/workspaces.module';
+import { type DynamicModule, Global, Module, type Type } from '@nestjs/common';
 import { AuthController } from './auth.controller';
 import { AuthGuard } from './auth.guard';
 import { AuthRepository } from './auth.repository';
-import { AuthService } from './auth.service';
+import { AuthService, FIRST_WORKSPACE, type FirstWorkspace } from './auth.service';
 import { RateLimitGuard, RateLimits } from './rate-limit.guard';
+import { UserDirectory } from './user-directory.service';
 
+/**
+ * Accounts, sessions and tokens; the guards every route uses (global, API role only: each HTTP
+ * module's controllers need them). Registration also creates the first workspace, through the
+ * FirstWorkspace given here by the composition root.
+ */
 @Global()
-@Module({
-  imports: [WorkspacesModule],
-  controllers: [AuthController],
-  providers: [AuthService, AuthRepository, AuthGuard, RateLimits, RateLimitGuard],
-  exports: [AuthRepository, AuthGuard, RateLimits, RateLimitGuard],
-})
-export class AuthModule {}
+@Module({})
+export class AuthModule {
+  static forRoot(firstWorkspace: { module: Type; provider: Type<FirstWorkspace> }): DynamicModule {
+    return {
+      module: AuthModule,
+      imports: [firstWorkspace.module],
+      controllers: [AuthController],
+      providers: [
+        AuthService,
+        AuthRepository,
+        AuthGuard,
+        RateLimits,
+        RateLimitGuard,
+        UserDirectory,
+        { provide: FIRST_WORKSPACE, useExisting: firstWorkspace.provider },
+      ],
+      // AuthRepository too: Nest builds each controller's guards in the controller's own module.
+      exports: [AuthRepository, AuthGuard, RateLimits, RateLimitGuard, UserDirectory],
+    };
+  }
+}

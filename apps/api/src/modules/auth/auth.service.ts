@@ -3,10 +3,19 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { EmailTakenError, InvalidCredentialsError, InvalidRefreshTokenError } from './auth.errors';
-import { WorkspacesService } from '../workspaces/workspaces.service';
 import { AuthRepository } from './auth.repository';
 import { ACCESS_PREFIX, REFRESH_PREFIX, hashToken, newToken } from './opaque-token';
 import { PasswordHasher } from './password-hasher';
+
+/**
+ * Creates a new account's first workspace in the registration's transaction. Workspaces
+ * implements it; the composition root wires it (AuthModule.forRoot), so auth never imports the
+ * module that builds on it.
+ */
+export interface FirstWorkspace {
+  create(ownerUserId: string, name: string): Promise<{ workspace: object }>;
+}
+export const FIRST_WORKSPACE = Symbol('FIRST_WORKSPACE');
 
 export interface TokenPair {
   accessToken: string;
@@ -26,7 +35,7 @@ export class AuthService {
   constructor(
     private readonly db: Database,
     private readonly repository: AuthRepository,
-    private readonly workspaces: WorkspacesService,
+    @Inject(FIRST_WORKSPACE) private readonly workspaces: FirstWorkspace,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.hasher = new PasswordHasher(config.AUTH_SCRYPT_LOG_N);

@@ -9,8 +9,8 @@ import {
   idempotencyOptions,
 } from '@listing/idempotency';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
-import { ApiMetrics } from '../../ops/metrics/api-metrics.service';
-import { idempotencyFaultHooks } from '../../test-faults';
+import { ApiMetrics } from '../../ops/api-metrics.service';
+import { idempotencyFaultHooks } from './idempotency-faults';
 
 /** Wires the idempotency engine (packages/idempotency) into Nest. */
 @Global()

@@ -1,7 +1,7 @@
 import type { IdempotencyResultPolicy } from '@listing/idempotency';
 import { IntegrityError } from '../../common/domain-errors';
 import type { OperationView } from '../operations/operation-view';
-import type { OperationsRepository } from '../operations/operations.repository';
+import type { AsyncCommands } from '../operations/async-commands.service';
 import type { MaterialTransferView } from './material-transfer-view';
 import type { MaterialTransfersRepository } from './material-transfers.repository';
 
@@ -13,7 +13,7 @@ export interface TransferAccepted {
 /** Ids only in the envelope; restore rebuilds the 202 body from columns that never change. */
 export function transferAcceptedPolicy(
   transfers: MaterialTransfersRepository,
-  operations: OperationsRepository,
+  commands: AsyncCommands,
 ): IdempotencyResultPolicy<TransferAccepted> {
   return {
     name: 'material-transfer-accepted-reference-v1',
@@ -22,7 +22,7 @@ export function transferAcceptedPolicy(
       const ref = stored as { transferId: string; operationId: string };
       const [transfer, operation] = await Promise.all([
         transfers.findAsAccepted(ref.transferId),
-        operations.findAsAccepted(ref.operationId),
+        commands.operationAsAccepted(ref.operationId),
       ]);
       if (!transfer || !operation || transfer.operationId !== operation.id) {
         throw new IntegrityError('the transfer of a stored result no longer exists');

@@ -1,11 +1,15 @@
-import { AuditRepository } from '../audit/audit.repository';
 import { Module } from '@nestjs/common';
-import { MaterialTransfersController } from './material-transfers.controller';
+import { DeclareJobs } from '@listing/outbox';
+import { ObjectStorageModule } from '../object-storage/object-storage.module';
+import { OperationsModule } from '../operations/operations.module';
+import { MaterialTransferJob, materialTransferJob } from './material-transfers.jobs';
 import { MaterialTransfersRepository } from './material-transfers.repository';
-import { MaterialTransfersService } from './material-transfers.service';
 
+/** Material transfers: a collected image copied from an allowed source into object storage. */
+@DeclareJobs(materialTransferJob)
 @Module({
-  controllers: [MaterialTransfersController],
-  providers: [MaterialTransfersService, MaterialTransfersRepository, AuditRepository],
+  imports: [ObjectStorageModule, OperationsModule],
+  providers: [MaterialTransfersRepository, MaterialTransferJob],
+  exports: [MaterialTransfersRepository],
 })
 export class MaterialTransfersModule {}

@@ -12,8 +12,8 @@ import { keysetPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { MEDIA_CONFIG, type MediaConfig } from '../../config/media-config';
 import { MaterialTransferExistsError, SourceNotAllowedError } from './material-transfers.errors';
-import { AuditRepository } from '../audit/audit.repository';
-import { OperationsRepository } from '../operations/operations.repository';
+import { AuditService } from '../audit/audit.service';
+import { AsyncCommands } from '../operations/async-commands.service';
 import { transferAcceptedPolicy, type TransferAccepted } from './material-transfer-result-policies';
 import type { MaterialTransferView } from './material-transfer-view';
 import { materialTransferJob, transferObjectKey } from './material-transfers.jobs';
@@ -41,9 +41,9 @@ export class MaterialTransfersService {
     private readonly db: Database,
     private readonly idempotency: IdempotencyService,
     private readonly transfers: MaterialTransfersRepository,
-    private readonly operations: OperationsRepository,
+    private readonly commands: AsyncCommands,
     private readonly outbox: OutboxWriter,
-    private readonly audit: AuditRepository,
+    private readonly audit: AuditService,
     @Inject(MEDIA_CONFIG) config: MediaConfig,
   ) {
     this.allowlist = parseAllowlist(config.MATERIAL_SOURCE_ALLOWLIST);
@@ -57,7 +57,7 @@ export class MaterialTransfersService {
     return this.idempotency.runPrepared({
       owner: auth,
       ...idem, // key, operation, fingerprint, keyError
-      policy: transferAcceptedPolicy(this.transfers, this.operations),
+      policy: transferAcceptedPolicy(this.transfers, this.commands),
       status: 202,
       // The first hop is checked here so an obviously refused source never becomes a transfer;
       // the worker checks it again, with every redirect and the resolved addresses.
@@ -73,7 +73,7 @@ export class MaterialTransfersService {
       work: async ({ url, key }) => {
         const id = randomUUID();
         const operationId = randomUUID();
-        await this.operations.create({
+        await this.commands.createOperation({
           id: operationId,
           kind: 'material-transfer.copy',
           resourceType: 'material_transfer',
@@ -101,7 +101,7 @@ export class MaterialTransfersService {
         await this.outbox.appendJob(materialTransferJob, { transferId: id, operationId });
         const [transfer, operation] = await Promise.all([
           this.transfers.findAsAccepted(id),
-          this.operations.findAsAccepted(operationId),
+          this.commands.operationAsAccepted(operationId),
         ]);
         return { transfer: transfer!, operation: operation! };
       },

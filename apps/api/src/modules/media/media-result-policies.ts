@@ -1,7 +1,7 @@
 import type { IdempotencyResultPolicy } from '@listing/idempotency';
 import { IntegrityError } from '../../common/domain-errors';
 import type { OperationView } from '../operations/operation-view';
-import type { OperationsRepository } from '../operations/operations.repository';
+import type { AsyncCommands } from '../operations/async-commands.service';
 import type { MediaView } from './media-view';
 import type { MediaRepository } from './media.repository';
 
@@ -30,7 +30,7 @@ export interface MediaAccepted {
 
 export function mediaAcceptedPolicy(
   media: MediaRepository,
-  operations: OperationsRepository,
+  commands: AsyncCommands,
 ): IdempotencyResultPolicy<MediaAccepted> {
   return {
     name: 'media-accepted-reference-v1',
@@ -39,7 +39,7 @@ export function mediaAcceptedPolicy(
       const ref = stored as { mediaId: string; operationId: string };
       const [view, operation] = await Promise.all([
         media.findAsAccepted(ref.mediaId),
-        operations.findAsAccepted(ref.operationId),
+        commands.operationAsAccepted(ref.operationId),
       ]);
       if (!view || !operation || view.operationId !== operation.id) {
         throw new IntegrityError('the media operation of a stored result no longer exists');

@@ -1,8 +1,16 @@
-import { AuditRepository } from '../audit/audit.repository';
 import { Module } from '@nestjs/common';
-import { MediaController } from './media.controller';
+import { DeclareJobs } from '@listing/outbox';
+import { ObjectStorageModule } from '../object-storage/object-storage.module';
+import { OperationsModule } from '../operations/operations.module';
+import { MediaUsage } from './media-usage.service';
+import { MediaProcessJob, mediaProcessJob } from './media.jobs';
 import { MediaRepository } from './media.repository';
-import { MediaService } from './media.service';
 
-@Module({ controllers: [MediaController], providers: [MediaService, MediaRepository, AuditRepository] })
+/** The media library: uploads in object storage, checked and given a thumbnail by a job. */
+@DeclareJobs(mediaProcessJob)
+@Module({
+  imports: [ObjectStorageModule, OperationsModule],
+  providers: [MediaRepository, MediaUsage, MediaProcessJob],
+  exports: [MediaRepository, MediaUsage],
+})
 export class MediaModule {}

@@ -11,10 +11,10 @@ import { ContentLengthRequiredError, ResourceNotFoundError } from '../../common/
 import { keysetPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { MEDIA_CONFIG, type MediaConfig } from '../../config/media-config';
-import { AuditRepository } from '../audit/audit.repository';
-import { OBJECT_STORAGE, type ObjectStorage } from '../object-storage/object-storage';
-import { OperationsRepository } from '../operations/operations.repository';
-import { isImageType, sniffImageType } from './image-sniffer';
+import { AuditService } from '../audit/audit.service';
+import { OBJECT_STORAGE, type ObjectStorage } from '../object-storage/object-storage.client';
+import { AsyncCommands } from '../operations/async-commands.service';
+import { isImageType, sniffImageType } from '../../common/image-sniffer';
 import { mediaAcceptedPolicy, mediaCreatedPolicy, type MediaAccepted } from './media-result-policies';
 import type { MediaView } from './media-view';
 import type { CreateUpload } from './media.dto';
@@ -38,9 +38,9 @@ export class MediaService {
     private readonly db: Database,
     private readonly idempotency: IdempotencyService,
     private readonly media: MediaRepository,
-    private readonly operations: OperationsRepository,
+    private readonly commands: AsyncCommands,
     private readonly outbox: OutboxWriter,
-    private readonly audit: AuditRepository,
+    private readonly audit: AuditService,
     @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
     @Inject(MEDIA_CONFIG) private readonly config: MediaConfig,
   ) {}
@@ -130,7 +130,7 @@ export class MediaService {
     return this.idempotency.runPrepared({
       owner: auth,
       ...idem, // key, operation, fingerprint, keyError
-      policy: mediaAcceptedPolicy(this.media, this.operations),
+      policy: mediaAcceptedPolicy(this.media, this.commands),
       status: 202,
       prepare: async () => undefined,
       work: async () => {
@@ -138,7 +138,7 @@ export class MediaService {
         if (!row) throw new ResourceNotFoundError('media');
         if (row.status !== 'uploaded') throw new MediaStateConflictError(row.status, 'complete');
         const operationId = randomUUID();
-        await this.operations.create({
+        await this.commands.createOperation({
           id: operationId,
           kind: 'media.process',
           resourceType: 'media',
@@ -156,7 +156,7 @@ export class MediaService {
         await this.outbox.appendJob(mediaProcessJob, { mediaId: id, operationId });
         const [media, operation] = await Promise.all([
           this.media.findAsAccepted(id),
-          this.operations.findAsAccepted(operationId),
+          this.commands.operationAsAccepted(operationId),
         ]);
         return { media: media!, operation: operation! };
       },

@@ -1,7 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { assertObjectKey, ObjectStorageError, type ObjectStorage, type StoredObject } from './object-storage';
+import {
+  assertObjectKey,
+  ObjectStorageError,
+  type ObjectStorage,
+  type StoredObject,
+} from './object-storage.client';
 
 interface MetaFile {
   v: 1;

@@ -1,13 +1,13 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { loadMediaConfig, MEDIA_CONFIG, type MediaConfig } from '../../config/media-config';
 import { LocalDirectoryObjectStorage } from './local-directory-object-storage';
-import { OBJECT_STORAGE } from './object-storage';
+import { OBJECT_STORAGE } from './object-storage.client';
 
 /**
- * Object storage and the media configuration for the API process. The configuration comes from
- * the environment (not AppConfig) because the worker process reads the same variables.
+ * Object storage and the media configuration (limits, allowlist), for the modules that read and
+ * write objects. The configuration comes from the environment (not the role's config object)
+ * because the API and the worker read the same variables.
  */
-@Global()
 @Module({
   providers: [
     { provide: MEDIA_CONFIG, useFactory: () => loadMediaConfig() },

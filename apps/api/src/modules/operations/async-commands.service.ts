@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { IdempotencyResultPolicy } from '@listing/idempotency';
 import { OutboxWriter, type JobDefinition } from '@listing/outbox';
 import { IntegrityError } from '../../common/domain-errors';
-import { AuditRepository, type AuditEntry } from '../audit/audit.repository';
+import { AuditService, type AuditEntry } from '../audit/audit.service';
 import { OperationsRepository } from './operations.repository';
 import type { OperationView } from './operation-view';
 
@@ -27,8 +27,18 @@ export class AsyncCommands {
   constructor(
     private readonly operations: OperationsRepository,
     private readonly writer: OutboxWriter,
-    private readonly audit: AuditRepository,
+    private readonly audit: AuditService,
   ) {}
+
+  /** A pending operation, for commands that write their outbox event themselves. */
+  createOperation(op: Parameters<OperationsRepository['create']>[0]): Promise<OperationView> {
+    return this.operations.create(op);
+  }
+
+  /** The operation exactly as its accepting request returned it (pending). */
+  operationAsAccepted(id: string): Promise<OperationView | undefined> {
+    return this.operations.findAsAccepted(id);
+  }
 
   /** Returns the new operation's id. */
   async accept<P extends Record<string, unknown>>(command: AcceptCommand<P>): Promise<string> {

@@ -1,25 +1,24 @@
-import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { Database } from '@listing/db';
 import { OutboxFaults, OutboxNudger, OutboxWriter, nudgeChannel, redisOptionsFromUrl } from '@listing/outbox';
 import { Redis } from 'ioredis';
-import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { QUEUE_SETTINGS, type QueueSettings } from '../../infrastructure/infrastructure.module';
 
 const NUDGE_REDIS = Symbol('NUDGE_REDIS');
 
 /**
- * The API side of the outbox: OutboxWriter appends events to the request's transaction and,
+ * The writing side of the outbox: OutboxWriter appends events to the caller's transaction and,
  * after commit, nudges the dispatchers through Redis PUBLISH (never a NOTIFY inside the
  * transaction). Test-only crash points come from OUTBOX_FAULT (refused outside NODE_ENV=test).
  */
-@Global()
 @Module({
   providers: [
     {
       provide: NUDGE_REDIS,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => {
+      inject: [QUEUE_SETTINGS],
+      useFactory: (queues: QueueSettings) => {
         const redis = new Redis(
-          redisOptionsFromUrl(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 }),
+          redisOptionsFromUrl(queues.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 }),
         );
         redis.on('error', () => undefined); // nudges are best effort: the dispatcher also polls
         return redis;
@@ -27,10 +26,10 @@ const NUDGE_REDIS = Symbol('NUDGE_REDIS');
     },
     {
       provide: OutboxWriter,
-      inject: [Database, APP_CONFIG, NUDGE_REDIS],
-      useFactory: (db: Database, config: AppConfig, redis: Redis) =>
+      inject: [Database, QUEUE_SETTINGS, NUDGE_REDIS],
+      useFactory: (db: Database, queues: QueueSettings, redis: Redis) =>
         new OutboxWriter(db, {
-          nudger: new OutboxNudger(redis, nudgeChannel(config.BULLMQ_PREFIX)),
+          nudger: new OutboxNudger(redis, nudgeChannel(queues.prefix)),
           faults: OutboxFaults.fromEnv(),
         }),
     },

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { isStorable } from '../../common/storable-text';
 import { isoInstant } from '../../common/iso-instant';
-import type { StoreCredentials } from '../stores/credential-cipher';
 
 /**
  * The provider could not be reached or answered with a transient failure (network error,
@@ -59,6 +58,12 @@ const productPageSchema = z.object({
 
 export type AiKind = 'text' | 'category' | 'image';
 
+/** A store's marketplace credentials, in clear: only ever in a request to the marketplace. */
+export interface MarketplaceCredentials {
+  apiKey: string;
+  apiSecret: string;
+}
+
 /**
  * HTTP client of the marketplace and the AI vendor. Credentials travel in the request only
  * (body for verification, bearer header otherwise); nothing here logs, and errors carry the
@@ -73,7 +78,7 @@ export class PlatformClient {
   /** True/false for a definite answer; throws PlatformUnavailableError otherwise. */
   async verifyCredentials(
     storeExternalId: string,
-    credentials: StoreCredentials,
+    credentials: MarketplaceCredentials,
   ): Promise<{ valid: true; shopName: string | null } | { valid: false }> {
     const res = await this.send('verify credentials', 'POST', '/platform/v1/credentials/verify', {
       body: { storeExternalId, apiKey: credentials.apiKey, apiSecret: credentials.apiSecret },

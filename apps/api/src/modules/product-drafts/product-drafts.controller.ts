@@ -21,7 +21,7 @@ import type { z } from 'zod';
 import { ParseIdPipe, ParseRevisionPipe, etagOf, parseIfMatch } from '../../common/http-params';
 import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
-import { ApiDoc } from '../../ops/openapi/api-doc.decorator';
+import { ApiDoc } from '../../common/api-doc.decorator';
 import { AuthGuard } from '../auth/auth.guard';
 import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
 import {

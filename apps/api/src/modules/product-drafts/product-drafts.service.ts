@@ -10,8 +10,7 @@ import { UnknownFeatureError } from './product-drafts.errors';
 import { keysetPage } from '../../common/page-cursor';
 import type { RevisionCondition } from '../../common/http-params';
 import type { WorkspaceAuthContext } from '../../common/request-context';
-import { MediaRepository } from '../media/media.repository';
-import { featureExecutionPolicy, recordSnapshotPolicy } from '../records/record-result-policies';
+import { MediaUsage } from '../media/media-usage.service';
 import { RecordKernelService } from '../records/record-kernel.service';
 import type { FeatureExecutionResult, RecordView } from '../records/record-view';
 import { draftDataSchema, type DraftData, type DraftPatch } from './product-draft.dto';
@@ -30,7 +29,7 @@ export class ProductDraftsService {
     private readonly db: Database,
     private readonly kernel: RecordKernelService,
     private readonly idempotency: IdempotencyService,
-    private readonly media: MediaRepository,
+    private readonly media: MediaUsage,
   ) {}
 
   create(
@@ -41,7 +40,7 @@ export class ProductDraftsService {
     return this.idempotency.runPrepared({
       owner: auth,
       ...idem, // key, operation, fingerprint, keyError
-      policy: recordSnapshotPolicy(this.kernel.records, PRODUCT_DRAFT_MODULE),
+      policy: this.kernel.snapshotPolicy(PRODUCT_DRAFT_MODULE),
       status: 201,
       prepare: async () => {
         await this.assertImages(data.imageIds);
@@ -61,7 +60,7 @@ export class ProductDraftsService {
     return this.idempotency.runPrepared({
       owner: auth,
       ...idem, // key, operation, fingerprint, keyError
-      policy: recordSnapshotPolicy(this.kernel.records, PRODUCT_DRAFT_MODULE),
+      policy: this.kernel.snapshotPolicy(PRODUCT_DRAFT_MODULE),
       status: 200,
       prepare: async () => {
         await this.assertImages(patch.imageIds);
@@ -84,7 +83,7 @@ export class ProductDraftsService {
     return this.idempotency.runPrepared({
       owner: auth,
       ...idem, // key, operation, fingerprint, keyError
-      policy: featureExecutionPolicy(this.kernel.records, PRODUCT_DRAFT_MODULE),
+      policy: this.kernel.executionPolicy(PRODUCT_DRAFT_MODULE),
       status: 201,
       prepare: async () => {
         // Own keys only: `constructor` or `__proto__` must be unknown features, not Object's.
@@ -114,7 +113,7 @@ export class ProductDraftsService {
 
   get(auth: WorkspaceAuthContext, id: string): Promise<RecordView> {
     return this.db.withWorkspace(auth.workspaceId, async () => {
-      const view = await this.kernel.records.findCurrent(PRODUCT_DRAFT_MODULE, id);
+      const view = await this.kernel.findCurrent(PRODUCT_DRAFT_MODULE, id);
       if (!view) throw new ResourceNotFoundError('product draft');
       return view;
     });
@@ -122,7 +121,7 @@ export class ProductDraftsService {
 
   getRevision(auth: WorkspaceAuthContext, id: string, revision: number): Promise<RecordView> {
     return this.db.withWorkspace(auth.workspaceId, async () => {
-      const view = await this.kernel.records.findRevision(PRODUCT_DRAFT_MODULE, id, revision);
+      const view = await this.kernel.findRevision(PRODUCT_DRAFT_MODULE, id, revision);
       if (!view) throw new ResourceNotFoundError('revision');
       return view;
     });
@@ -130,9 +129,7 @@ export class ProductDraftsService {
 
   list(auth: WorkspaceAuthContext, limit: number, cursor?: string) {
     return this.db.withWorkspace(auth.workspaceId, () =>
-      keysetPage(limit, cursor, (n, after) =>
-        this.kernel.records.listCurrent(PRODUCT_DRAFT_MODULE, n, after),
-      ),
+      keysetPage(limit, cursor, (n, after) => this.kernel.listCurrent(PRODUCT_DRAFT_MODULE, n, after)),
     );
   }
 }

@@ -1,15 +1,25 @@
-import type { Database } from '@listing/db';
-import { defineJob, OnOutboxDeadLetter, OutboxHandler, type JobContext } from '@listing/outbox';
+import { Injectable } from '@nestjs/common';
+import { Database } from '@listing/db';
+import {
+  defineJob,
+  OnOutboxDeadLetter,
+  OutboxHandler,
+  runRemoteStep,
+  skip,
+  type JobContext,
+  type RemoteStep,
+  type StepFailureContext,
+} from '@listing/outbox';
 import { z } from 'zod';
-import { AuditRepository } from '../audit/audit.repository';
-import { OperationsRepository } from '../operations/operations.repository';
-import { ABANDONED, permanentFailure, type SafeError } from '../platform/job-failures';
-import { PlatformRejectedError, type PlatformClient } from '../platform/platform.client';
+import { AuditService } from '../audit/audit.service';
+import { OperationProgress } from '../operations/operation-progress.service';
+import { OPERATION_FAILURES } from '../operations/operation.failures';
+import { PlatformClient, PlatformRejectedError } from '../platform/platform.client';
+import { platformExhausted, platformVerdict } from '../platform/platform.failures';
 import { PRODUCT_DRAFT_MODULE } from '../product-drafts/product-drafts.service';
-import { RecordsRepository } from '../records/records.repository';
-import type { CredentialCipher } from '../stores/credential-cipher';
-import { activeStoreAccess } from '../stores/store-access';
-import { StoresRepository } from '../stores/stores.repository';
+import { RecordKernelService } from '../records/record-kernel.service';
+import { StoreAccess } from '../stores/store-access.service';
+import { PUBLICATION_FAILURES } from './publications.failures';
 import { PublicationsRepository } from './publications.repository';
 
 export const publishProductJob = defineJob({
@@ -17,23 +27,24 @@ export const publishProductJob = defineJob({
   queue: 'publications',
   schema: z.object({ publicationId: z.uuid(), operationId: z.uuid() }),
   // Re-entrant by the publication's status and the provider key; see the handler. The
-  // marketplace call must not sit in a transaction: the handler opens short ones around it.
+  // marketplace call must not sit in a transaction: the remote step opens short ones around it.
   inbox: false,
   transaction: false,
 });
 
-const ALREADY_FAILED: SafeError = {
-  code: 'PUBLICATION_FAILED',
-  message: 'the publication had already failed; publish the draft again',
-};
-const OUTCOME_UNKNOWN: SafeError = {
-  code: 'PUBLICATION_OUTCOME_UNKNOWN',
-  message:
-    'the marketplace did not confirm the product and may have created it; retry this publication (it cannot create a second product)',
-};
-
 /** The marketplace's idempotency key of a publication: one product per publication, ever. */
 export const publicationProviderKey = (publicationId: string) => `publication-${publicationId}`;
+
+type Payload = z.infer<typeof publishProductJob.schema>;
+type Plan = {
+  publicationId: string;
+  /** A create may have reached the marketplace before this delivery (status was 'publishing'). */
+  sentBefore: boolean;
+  access: Awaited<ReturnType<StoreAccess['active']>>;
+  product: Record<string, unknown>;
+};
+type Created = Awaited<ReturnType<PlatformClient['createProduct']>>;
+type Outcome = { outcome: string; platformProductId?: string };
 
 /**
  * Creates the product at the marketplace. Redelivery-safe in three layers: a published
@@ -41,110 +52,105 @@ export const publicationProviderKey = (publicationId: string) => `publication-${
  * publication id makes a repeated call (after a crash or a dropped response) return the same
  * product; the request body comes from the immutable revision, so the repeat matches the first.
  */
-export class PublicationHandlers {
-  private readonly publications: PublicationsRepository;
-  private readonly stores: StoresRepository;
-  private readonly records: RecordsRepository;
-  private readonly operations: OperationsRepository;
-  private readonly audit: AuditRepository;
-
+@Injectable()
+export class PublicationJob implements RemoteStep<Payload, Plan, Created, Outcome> {
   constructor(
     private readonly db: Database,
-    private readonly cipher: CredentialCipher,
+    private readonly publications: PublicationsRepository,
+    private readonly stores: StoreAccess,
+    private readonly records: RecordKernelService,
     private readonly platform: PlatformClient,
-  ) {
-    this.publications = new PublicationsRepository(db);
-    this.stores = new StoresRepository(db);
-    this.records = new RecordsRepository(db);
-    this.operations = new OperationsRepository(db);
-    this.audit = new AuditRepository(db);
-  }
+    private readonly operations: OperationProgress,
+    private readonly audit: AuditService,
+  ) {}
 
   @OutboxHandler(publishProductJob)
-  async publish(payload: { publicationId: string; operationId: string }, context: JobContext) {
-    const workspaceId = context.workspaceId!;
-    const { publicationId, operationId } = payload;
-    // Whether a create for this publication may have reached the marketplace: before this
-    // delivery (an earlier one, or the attempt before a retry, got as far as 'publishing'), or by
-    // it. Only a refusal of a first-ever create proves no product exists: after an earlier send,
-    // a 4xx (the merchant rotated the key, a 409 on the key) says nothing about that one.
-    let sentBefore = false;
-    let sentNow = false;
-    try {
-      const plan = await this.db.withWorkspace(workspaceId, async () => {
-        const publication = await this.publications.find(publicationId);
-        if (!publication) return null;
-        if (publication.status === 'failed' || publication.status === 'outcome_unknown') {
-          // Decided, or waiting for a retry (which sends its own event): this delivery's operation
-          // must still end, or its client polls forever.
-          await this.operations.markFailed(
-            operationId,
-            publication.status === 'outcome_unknown' ? OUTCOME_UNKNOWN : ALREADY_FAILED,
-          );
-          return null;
-        }
-        sentBefore = publication.status === 'publishing';
-        if (publication.status === 'published') {
-          await this.operations.markSucceeded(operationId);
-          return null;
-        }
-        const access = await activeStoreAccess(this.stores, this.cipher, workspaceId, publication.storeId);
-        const revision = await this.records.findRevision(
-          PRODUCT_DRAFT_MODULE,
-          publication.draftId,
-          publication.revision,
-        );
-        if (!revision) throw new Error('publication revision missing');
-        await this.operations.markRunning(operationId);
-        await this.publications.markPublishing(publicationId);
-        return { access, product: productBody(publicationId, revision.data) };
-      });
-      if (!plan) return { outcome: 'skipped' };
-
-      sentNow = true;
-      const created = await this.platform.createProduct(
-        plan.access.storeExternalId,
-        plan.access.credentials.apiKey,
-        publicationProviderKey(publicationId),
-        plan.product,
-      );
-
-      return await this.db.withWorkspace(workspaceId, async () => {
-        if (await this.publications.markPublished(publicationId, created.productId)) {
-          await this.audit.append({
-            action: 'PUBLICATION_PUBLISHED',
-            entityType: 'publication',
-            entityId: publicationId,
-            actor: 'system',
-            metadata: { platformProductId: created.productId, operationId },
-          });
-        }
-        await this.operations.markSucceeded(operationId);
-        return { outcome: 'published', platformProductId: created.productId };
-      });
-    } catch (error) {
-      const failure = permanentFailure(error, context, {
-        code: 'PUBLICATION_REJECTED',
-        message: 'the marketplace refused the product',
-      });
-      if (!failure) throw error;
-      // A refusal of the create is a verdict: no product exists under this provider key. Anything
-      // else after a create may have been sent is not: the product may exist, so the publication
-      // keeps its slot (a new publication could create a second product) and waits for a retry.
-      if (sentBefore || (sentNow && !(error instanceof PlatformRejectedError))) {
-        await this.db.withWorkspace(workspaceId, async () => {
-          await this.publications.markOutcomeUnknown(publicationId, failure.code);
-          await this.operations.markFailed(operationId, OUTCOME_UNKNOWN);
-        });
-        return { outcome: `outcome_unknown:${failure.code}` };
-      }
-      await this.db.withWorkspace(workspaceId, async () => {
-        await this.publications.markFailed(publicationId, failure.code);
-        await this.operations.markFailed(operationId, failure);
-      });
-      return { outcome: `failed:${failure.code}` };
-    }
+  publish(payload: Payload, context: JobContext) {
+    return runRemoteStep(this.db, this, payload, context);
   }
+
+  async claim({ publicationId, operationId }: Payload, context: JobContext) {
+    const publication = await this.publications.find(publicationId);
+    if (!publication) return skip({ outcome: 'skipped' });
+    if (publication.status === 'failed' || publication.status === 'outcome_unknown') {
+      // Decided, or waiting for a retry (which sends its own event): this delivery's operation
+      // must still end, or its client polls forever.
+      await this.operations.failed(
+        operationId,
+        publication.status === 'outcome_unknown'
+          ? PUBLICATION_FAILURES.PUBLICATION_OUTCOME_UNKNOWN
+          : PUBLICATION_FAILURES.PUBLICATION_FAILED,
+      );
+      return skip({ outcome: 'skipped' });
+    }
+    if (publication.status === 'published') {
+      await this.operations.succeeded(operationId);
+      return skip({ outcome: 'skipped' });
+    }
+    const access = await this.stores.active(context.workspaceId!, publication.storeId);
+    const revision = await this.records.findRevision(
+      PRODUCT_DRAFT_MODULE,
+      publication.draftId,
+      publication.revision,
+    );
+    if (!revision) throw new Error('publication revision missing');
+    await this.operations.running(operationId);
+    await this.publications.markPublishing(publicationId);
+    const sentBefore = publication.status === 'publishing';
+    return { publicationId, sentBefore, access, product: productBody(publicationId, revision.data) };
+  }
+
+  call({ publicationId, access, product }: Plan): Promise<Created> {
+    return this.platform.createProduct(
+      access.storeExternalId,
+      access.credentials.apiKey,
+      publicationProviderKey(publicationId),
+      product,
+    );
+  }
+
+  async settle(_plan: Plan, created: Created, { publicationId, operationId }: Payload) {
+    if (await this.publications.markPublished(publicationId, created.productId)) {
+      await this.audit.append({
+        action: 'PUBLICATION_PUBLISHED',
+        entityType: 'publication',
+        entityId: publicationId,
+        actor: 'system',
+        metadata: { platformProductId: created.productId, operationId },
+      });
+    }
+    await this.operations.succeeded(operationId);
+    return { outcome: 'published', platformProductId: created.productId };
+  }
+
+  permanent(error: unknown) {
+    return platformVerdict(error, PUBLICATION_FAILURES.PUBLICATION_REJECTED);
+  }
+
+  exhausted(error: unknown) {
+    return platformExhausted(error);
+  }
+
+  /**
+   * A refusal of a first-ever create is a verdict: no product exists under this provider key.
+   * Anything else after a create may have been sent is not (after an earlier send, even a 4xx says
+   * nothing about that one): the product may exist, so the publication keeps its slot (a new
+   * publication could create a second product) and waits for a retry.
+   */
+  async fail({ publicationId, operationId }: Payload, { failure, plan, error }: StepFailureContext<Plan>) {
+    const mayExist = plan
+      ? plan.sentBefore || !(error instanceof PlatformRejectedError)
+      : (await this.publications.find(publicationId))?.status === 'publishing';
+    if (mayExist) {
+      await this.publications.markOutcomeUnknown(publicationId, failure.code);
+      await this.operations.failed(operationId, PUBLICATION_FAILURES.PUBLICATION_OUTCOME_UNKNOWN);
+      return { outcome: `outcome_unknown:${failure.code}` };
+    }
+    await this.publications.markFailed(publicationId, failure.code);
+    await this.operations.failed(operationId, failure);
+    return { outcome: `failed:${failure.code}` };
+  }
+
   /**
    * The outbox gave up on the job. A publication already 'publishing' may have reached the
    * marketplace: outcome_unknown (keeps its slot; the client retries it). One still 'pending' never
@@ -153,12 +159,13 @@ export class PublicationHandlers {
    * publication moves in one statement, so a delivery committing 'publishing' meanwhile is seen.
    */
   @OnOutboxDeadLetter(publishProductJob)
-  async abandoned(payload: { publicationId: string; operationId: string }): Promise<void> {
+  async abandoned(payload: Payload): Promise<void> {
     if (!(await this.operations.lockOpen(payload.operationId))) return;
-    const settled = await this.publications.settleAbandoned(payload.publicationId, ABANDONED.code);
-    await this.operations.markFailed(
+    const abandoned = OPERATION_FAILURES.TASK_ABANDONED;
+    const settled = await this.publications.settleAbandoned(payload.publicationId, abandoned.code);
+    await this.operations.failed(
       payload.operationId,
-      settled === 'outcome_unknown' ? OUTCOME_UNKNOWN : ABANDONED,
+      settled === 'outcome_unknown' ? PUBLICATION_FAILURES.PUBLICATION_OUTCOME_UNKNOWN : abandoned,
     );
   }
 }

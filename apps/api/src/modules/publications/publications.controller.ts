@@ -8,7 +8,7 @@ import {
 import { ParseIdPipe } from '../../common/http-params';
 import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
-import { ApiDoc } from '../../ops/openapi/api-doc.decorator';
+import { ApiDoc } from '../../common/api-doc.decorator';
 import { AuthGuard } from '../auth/auth.guard';
 import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
 import { pageQuerySchema, type PageQuery } from '../stores/store.dto';

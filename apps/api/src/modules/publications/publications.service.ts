@@ -14,9 +14,9 @@ import { decodeCursor, toPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { AsyncCommands } from '../operations/async-commands.service';
 import { PRODUCT_DRAFT_MODULE } from '../product-drafts/product-drafts.service';
-import { RecordsRepository } from '../records/records.repository';
+import { RecordKernelService } from '../records/record-kernel.service';
 import type { PageQuery } from '../stores/store.dto';
-import { StoresRepository } from '../stores/stores.repository';
+import { StoreAccess } from '../stores/store-access.service';
 import type { CreatePublicationInput } from './publication.dto';
 import { publishProductJob } from './publication.job';
 import type { PublicationAccepted, PublicationView } from './publication-view';
@@ -40,8 +40,8 @@ export class PublicationsService {
     private readonly db: Database,
     private readonly idempotency: IdempotencyService,
     private readonly publications: PublicationsRepository,
-    private readonly stores: StoresRepository,
-    private readonly records: RecordsRepository,
+    private readonly stores: StoreAccess,
+    private readonly records: RecordKernelService,
     private readonly commands: AsyncCommands,
   ) {
     this.policy = commands.acceptedPolicy('publication-accepted-reference-v1', 'publication', this.accepted);

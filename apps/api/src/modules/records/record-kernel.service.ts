@@ -4,10 +4,17 @@ import { Database } from '@listing/db';
 import { ResourceNotFoundError } from '../../common/domain-errors';
 import { RevisionMismatchError } from './records.errors';
 import { revisionMatches, type RevisionCondition } from '../../common/http-params';
-import type { WorkspaceAuthContext } from '../../common/request-context';
-import { AuditRepository } from '../audit/audit.repository';
+import type { IdempotencyResultPolicy } from '@listing/idempotency';
+import { AuditService } from '../audit/audit.service';
+import { featureExecutionPolicy, recordSnapshotPolicy } from './record-result-policies';
 import type { FeatureExecutionResult, RecordView } from './record-view';
 import { RecordsRepository } from './records.repository';
+
+/** Who writes a record: a member of its workspace (an HTTP caller, or the user a worker acts for). */
+export interface RecordActor {
+  readonly workspaceId: string;
+  readonly userId: string;
+}
 
 /** A feature a record offers. Local features compute a new payload; external ones are refused. */
 export type RecordFeature =
@@ -23,15 +30,40 @@ export type RecordFeature =
 export class RecordKernelService {
   constructor(
     private readonly db: Database,
-    readonly records: RecordsRepository,
-    private readonly audit: AuditRepository,
+    private readonly records: RecordsRepository,
+    private readonly audit: AuditService,
   ) {}
 
-  async create(
-    auth: WorkspaceAuthContext,
-    moduleCode: string,
-    payload: Record<string, unknown>,
-  ): Promise<RecordView> {
+  findRevision(moduleCode: string, id: string, revision: number): Promise<RecordView | undefined> {
+    return this.records.findRevision(moduleCode, id, revision);
+  }
+
+  findCurrent(moduleCode: string, id: string): Promise<RecordView | undefined> {
+    return this.records.findCurrent(moduleCode, id);
+  }
+
+  listCurrent(
+    ...args: Parameters<RecordsRepository['listCurrent']>
+  ): ReturnType<RecordsRepository['listCurrent']> {
+    return this.records.listCurrent(...args);
+  }
+
+  /** Locks the head row (in the caller's transaction): its revision and payload as of now. */
+  lockHead(moduleCode: string, id: string): ReturnType<RecordsRepository['lockHead']> {
+    return this.records.lockHead(moduleCode, id);
+  }
+
+  /** The idempotent result policy of a route answering a revision (restores that revision). */
+  snapshotPolicy(moduleCode: string): IdempotencyResultPolicy<RecordView> {
+    return recordSnapshotPolicy(this.records, moduleCode);
+  }
+
+  /** The idempotent result policy of a feature execution (restores its revision and execution). */
+  executionPolicy(moduleCode: string): IdempotencyResultPolicy<FeatureExecutionResult> {
+    return featureExecutionPolicy(this.records, moduleCode);
+  }
+
+  async create(auth: RecordActor, moduleCode: string, payload: Record<string, unknown>): Promise<RecordView> {
     this.db.requireTransaction('record create');
     const id = randomUUID();
     const view = await this.records.insertWithFirstRevision(
@@ -53,12 +85,12 @@ export class RecordKernelService {
    * and `change` computes the next payload from the locked one.
    */
   async update(
-    auth: WorkspaceAuthContext,
+    auth: RecordActor,
     moduleCode: string,
     id: string,
     expectedRevision: RevisionCondition,
     change: (current: Record<string, unknown>) => Record<string, unknown>,
-    /** 'system': a worker applies a result on the user's behalf (auth names that user). */
+    /** 'system': a worker applies a result on the user's behalf (`auth` names that user). */
     actor: 'user' | 'system' = 'user',
   ): Promise<RecordView> {
     const head = await this.lockHeadAt(moduleCode, id, expectedRevision);
@@ -84,7 +116,7 @@ export class RecordKernelService {
    * unchanged, audit FEATURE_<id>_BLOCKED. Real external work goes through the outbox.
    */
   async executeFeature(
-    auth: WorkspaceAuthContext,
+    auth: RecordActor,
     moduleCode: string,
     id: string,
     feature: RecordFeature,

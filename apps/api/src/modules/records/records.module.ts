@@ -1,11 +1,12 @@
-import { Global, Module } from '@nestjs/common';
-import { AuditRepository } from '../audit/audit.repository';
+import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
 import { RecordKernelService } from './record-kernel.service';
 import { RecordsRepository } from './records.repository';
 
-@Global()
+/** The records kernel (head + immutable revisions + feature executions) that drafts build on. */
 @Module({
-  providers: [RecordKernelService, RecordsRepository, AuditRepository],
-  exports: [RecordKernelService, RecordsRepository, AuditRepository],
+  imports: [AuditModule],
+  providers: [RecordKernelService, RecordsRepository],
+  exports: [RecordKernelService],
 })
 export class RecordsModule {}

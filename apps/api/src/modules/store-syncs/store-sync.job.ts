@@ -1,13 +1,24 @@
-import type { Database } from '@listing/db';
-import { defineJob, OnOutboxDeadLetter, OutboxHandler, type JobContext } from '@listing/outbox';
+import { Injectable } from '@nestjs/common';
+import { Database } from '@listing/db';
+import {
+  defineJob,
+  OnOutboxDeadLetter,
+  OutboxHandler,
+  PermanentStepError,
+  runRemoteStep,
+  skip,
+  type JobContext,
+  type RemoteStep,
+  type StepFailureContext,
+} from '@listing/outbox';
 import { z } from 'zod';
-import { AuditRepository } from '../audit/audit.repository';
-import { OperationsRepository } from '../operations/operations.repository';
-import { ABANDONED, PermanentJobError, permanentFailure, type SafeError } from '../platform/job-failures';
-import type { PlatformClient } from '../platform/platform.client';
-import type { CredentialCipher } from '../stores/credential-cipher';
-import { activeStoreAccess } from '../stores/store-access';
-import { StoresRepository } from '../stores/stores.repository';
+import { AuditService } from '../audit/audit.service';
+import { OperationProgress } from '../operations/operation-progress.service';
+import { OPERATION_FAILURES } from '../operations/operation.failures';
+import { PlatformClient } from '../platform/platform.client';
+import { platformExhausted, platformVerdict } from '../platform/platform.failures';
+import { StoreAccess } from '../stores/store-access.service';
+import { STORE_SYNC_FAILURES } from './store-syncs.failures';
 import { StoreSyncsRepository } from './store-syncs.repository';
 
 export const runStoreSyncJob = defineJob({
@@ -27,107 +38,112 @@ class CheckpointMovedError extends Error {
   readonly code = 'SYNC_CHECKPOINT_MOVED';
 }
 
-const CURSOR_LOOP: SafeError = {
-  code: 'SYNC_CURSOR_LOOP',
-  message: 'the marketplace returned a page cursor it had already returned; the sync was stopped',
+type Payload = z.infer<typeof runStoreSyncJob.schema>;
+type Page = Awaited<ReturnType<PlatformClient['listProducts']>>;
+type Plan = {
+  syncId: string;
+  storeId: string;
+  cursor: string | null;
+  access: Awaited<ReturnType<StoreAccess['active']>>;
 };
+/** The listing's last page (not saved yet: settle saves it and finishes the sync at once). */
+type LastPage = { page: Page; cursor: string | null; pages: number };
+type Outcome = { outcome: string; pages?: number };
 
 /**
- * Walks the store's product listing page by page. Each page is upserted and checkpointed in one
- * short transaction (the HTTP call sits between transactions), so a crash or a redelivery
- * resumes from the last committed cursor, and the last page finishes the sync atomically.
+ * Walks the store's product listing page by page. Each page but the last is upserted and
+ * checkpointed in a short transaction of its own (the HTTP calls sit between transactions), so a
+ * crash or a redelivery resumes from the last committed cursor; the last page finishes the sync
+ * atomically in settle().
  */
-export class StoreSyncHandlers {
-  private readonly syncs: StoreSyncsRepository;
-  private readonly stores: StoresRepository;
-  private readonly operations: OperationsRepository;
-  private readonly audit: AuditRepository;
-
+@Injectable()
+export class StoreSyncJob implements RemoteStep<Payload, Plan, LastPage, Outcome> {
   constructor(
     private readonly db: Database,
-    private readonly cipher: CredentialCipher,
+    private readonly syncs: StoreSyncsRepository,
+    private readonly stores: StoreAccess,
     private readonly platform: PlatformClient,
-  ) {
-    this.syncs = new StoreSyncsRepository(db);
-    this.stores = new StoresRepository(db);
-    this.operations = new OperationsRepository(db);
-    this.audit = new AuditRepository(db);
-  }
+    private readonly operations: OperationProgress,
+    private readonly audit: AuditService,
+  ) {}
 
   @OutboxHandler(runStoreSyncJob)
-  async run(payload: { syncId: string; operationId: string }, context: JobContext) {
-    const workspaceId = context.workspaceId!;
-    const { syncId, operationId } = payload;
-    try {
-      const plan = await this.db.withWorkspace(workspaceId, async () => {
-        const sync = await this.syncs.find(syncId);
-        if (!sync || sync.status === 'failed') return null;
-        if (sync.status === 'succeeded') {
-          await this.operations.markSucceeded(operationId);
-          return null;
-        }
-        const access = await activeStoreAccess(this.stores, this.cipher, workspaceId, sync.storeId);
-        await this.syncs.markRunning(syncId);
-        await this.operations.markRunning(operationId);
-        return { access, storeId: sync.storeId, cursor: sync.cursor };
-      });
-      if (!plan) return { outcome: 'skipped' };
+  run(payload: Payload, context: JobContext) {
+    return runRemoteStep(this.db, this, payload, context);
+  }
 
-      let cursor = plan.cursor;
-      let pages = 0;
-      const seen = new Set<string | null>([cursor]);
-      for (;;) {
-        const page = await this.platform.listProducts(
-          plan.access.storeExternalId,
-          plan.access.credentials.apiKey,
-          cursor,
-          PAGE_SIZE,
-        );
-        const next = page.nextCursor;
-        // A marketplace that hands back a cursor it already gave would keep this loop (and the
-        // calls) going forever: a verdict, not something a retry fixes.
-        if (next !== null && seen.has(next)) throw new PermanentJobError(CURSOR_LOOP);
-        seen.add(next);
-        await this.db.withWorkspace(workspaceId, async () => {
-          await this.syncs.upsertProducts(plan.storeId, syncId, page.items);
-          if (!(await this.syncs.checkpoint(syncId, cursor, next, page.items.length))) {
-            throw new CheckpointMovedError('the sync moved under this delivery');
-          }
-          if (next === null) {
-            // A full listing ended: what it did not see is no longer on the marketplace.
-            const removed = await this.syncs.deleteUnseen(plan.storeId, syncId);
-            await this.operations.markSucceeded(operationId);
-            await this.audit.append({
-              action: 'STORE_SYNC_SUCCEEDED',
-              entityType: 'store_sync',
-              entityId: syncId,
-              actor: 'system',
-              metadata: { storeId: plan.storeId, operationId, removed },
-            });
-          }
-        });
-        pages++;
-        if (next === null) return { outcome: 'succeeded', pages };
-        cursor = next;
-      }
-    } catch (error) {
-      const failure = permanentFailure(error, context, {
-        code: 'SYNC_REJECTED',
-        message: 'the marketplace refused the product listing',
-      });
-      if (!failure) throw error;
-      await this.db.withWorkspace(workspaceId, async () => {
-        await this.syncs.markFailed(syncId, failure.code);
-        await this.operations.markFailed(operationId, failure);
-      });
-      return { outcome: `failed:${failure.code}` };
+  async claim({ syncId, operationId }: Payload, context: JobContext) {
+    const sync = await this.syncs.find(syncId);
+    if (!sync || sync.status === 'failed') return skip({ outcome: 'skipped' });
+    if (sync.status === 'succeeded') {
+      await this.operations.succeeded(operationId);
+      return skip({ outcome: 'skipped' });
     }
+    const access = await this.stores.active(context.workspaceId!, sync.storeId);
+    await this.syncs.markRunning(syncId);
+    await this.operations.running(operationId);
+    return { syncId, storeId: sync.storeId, cursor: sync.cursor, access };
+  }
+
+  /** Fetches the pages from the checkpoint on, saving each but the last as it goes. */
+  async call(plan: Plan, context: JobContext): Promise<LastPage> {
+    let cursor = plan.cursor;
+    const seen = new Set<string | null>([cursor]);
+    for (let pages = 1; ; pages++) {
+      const { storeExternalId, credentials } = plan.access;
+      const page = await this.platform.listProducts(storeExternalId, credentials.apiKey, cursor, PAGE_SIZE);
+      const next = page.nextCursor;
+      if (next === null) return { page, cursor, pages };
+      // A marketplace that hands back a cursor it already gave would keep this loop (and the
+      // calls) going forever: a verdict, not something a retry fixes.
+      if (seen.has(next)) throw new PermanentStepError(STORE_SYNC_FAILURES.SYNC_CURSOR_LOOP);
+      seen.add(next);
+      await this.db.withWorkspace(context.workspaceId!, () => this.save(plan, page, cursor));
+      cursor = next;
+    }
+  }
+
+  async settle(plan: Plan, last: LastPage, { operationId }: Payload) {
+    await this.save(plan, last.page, last.cursor);
+    // A full listing ended: what it did not see is no longer on the marketplace.
+    const removed = await this.syncs.deleteUnseen(plan.storeId, plan.syncId);
+    await this.operations.succeeded(operationId);
+    await this.audit.append({
+      action: 'STORE_SYNC_SUCCEEDED',
+      entityType: 'store_sync',
+      entityId: plan.syncId,
+      actor: 'system',
+      metadata: { storeId: plan.storeId, operationId, removed },
+    });
+    return { outcome: 'succeeded', pages: last.pages };
+  }
+
+  permanent(error: unknown) {
+    return platformVerdict(error, STORE_SYNC_FAILURES.SYNC_REJECTED);
+  }
+
+  exhausted(error: unknown) {
+    return platformExhausted(error);
+  }
+
+  async fail({ syncId, operationId }: Payload, { failure }: StepFailureContext<Plan>) {
+    await this.syncs.markFailed(syncId, failure.code);
+    await this.operations.failed(operationId, failure);
+    return { outcome: `failed:${failure.code}` };
   }
 
   /** The outbox gave up on the job: the sync fails and frees its store's one active slot. */
   @OnOutboxDeadLetter(runStoreSyncJob)
-  async abandoned(payload: { syncId: string; operationId: string }): Promise<void> {
-    await this.syncs.markFailed(payload.syncId, ABANDONED.code);
-    await this.operations.markFailed(payload.operationId, ABANDONED);
+  async abandoned(payload: Payload): Promise<void> {
+    await this.syncs.markFailed(payload.syncId, OPERATION_FAILURES.TASK_ABANDONED.code);
+    await this.operations.failed(payload.operationId, OPERATION_FAILURES.TASK_ABANDONED);
+  }
+
+  /** Upserts one page and moves the checkpoint past it, if no other delivery moved it first. */
+  private async save(plan: Plan, page: Page, cursor: string | null): Promise<void> {
+    await this.syncs.upsertProducts(plan.storeId, plan.syncId, page.items);
+    if (!(await this.syncs.checkpoint(plan.syncId, cursor, page.nextCursor, page.items.length))) {
+      throw new CheckpointMovedError('the sync moved under this delivery');
+    }
   }
 }

@@ -14,7 +14,7 @@ import { decodeCursor, decodeKeyCursor, encodeKeyCursor, toPage } from '../../co
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { AsyncCommands } from '../operations/async-commands.service';
 import type { PageQuery } from '../stores/store.dto';
-import { StoresRepository } from '../stores/stores.repository';
+import { StoreAccess } from '../stores/store-access.service';
 import type { CreateStoreSyncInput } from './store-sync.dto';
 import { runStoreSyncJob } from './store-sync.job';
 import type { StoreProductView, StoreSyncAccepted, StoreSyncView } from './store-sync-view';
@@ -32,7 +32,7 @@ export class StoreSyncsService {
     private readonly db: Database,
     private readonly idempotency: IdempotencyService,
     private readonly syncs: StoreSyncsRepository,
-    private readonly stores: StoresRepository,
+    private readonly stores: StoreAccess,
     private readonly commands: AsyncCommands,
   ) {
     this.policy = commands.acceptedPolicy('store-sync-accepted-reference-v1', 'sync', this.accepted);

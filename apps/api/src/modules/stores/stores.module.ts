@@ -1,22 +1,29 @@
 import { Module } from '@nestjs/common';
-import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { DeclareJobs } from '@listing/outbox';
+import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/app-config';
+import { AuditModule } from '../audit/audit.module';
+import { OperationsModule } from '../operations/operations.module';
+import { PlatformModule } from '../platform/platform.module';
 import { CredentialCipher } from './credential-cipher';
-import { StoresController } from './stores.controller';
+import { StoreAccess } from './store-access.service';
+import { StoreVerificationJob, verifyStoreCredentialsJob } from './store-verification.job';
 import { StoresRepository } from './stores.repository';
-import { StoresService } from './stores.service';
 
+/** Stores on marketplaces: their credentials (encrypted at rest), and their verification job. */
+@DeclareJobs(verifyStoreCredentialsJob)
 @Module({
-  controllers: [StoresController],
+  imports: [PlatformModule, OperationsModule, AuditModule],
   providers: [
     StoresRepository,
-    StoresService,
+    StoreAccess,
+    StoreVerificationJob,
     {
       provide: CredentialCipher,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) =>
+      inject: [PLATFORM_CONFIG],
+      useFactory: (config: PlatformConfig) =>
         CredentialCipher.parse(config.CREDENTIAL_KEYS, config.CREDENTIAL_KEY_ID),
     },
   ],
-  exports: [StoresRepository],
+  exports: [StoreAccess, StoresRepository, CredentialCipher],
 })
 export class StoresModule {}

@@ -12,8 +12,8 @@ import { IntegrityError, ResourceNotFoundError } from '../../common/domain-error
 import { StoreAlreadyConnectedError } from './stores.errors';
 import { decodeCursor, toPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
-import { AuditRepository } from '../audit/audit.repository';
-import { OperationsRepository } from '../operations/operations.repository';
+import { AuditService } from '../audit/audit.service';
+import { AsyncCommands } from '../operations/async-commands.service';
 import { CredentialCipher } from './credential-cipher';
 import type { CreateStoreInput, PageQuery, ReplaceCredentialsInput } from './store.dto';
 import { verifyStoreCredentialsJob } from './store-verification.job';
@@ -30,13 +30,12 @@ export const VERIFY_OPERATION_KIND = 'store.verify-credentials';
 @Injectable()
 export class StoresService {
   private readonly policy: IdempotencyResultPolicy<StoreAccepted>;
-
   constructor(
     private readonly db: Database,
     private readonly idempotency: IdempotencyService,
     private readonly stores: StoresRepository,
-    private readonly operations: OperationsRepository,
-    private readonly audit: AuditRepository,
+    private readonly commands: AsyncCommands,
+    private readonly audit: AuditService,
     private readonly writer: OutboxWriter,
     private readonly cipher: CredentialCipher,
   ) {
@@ -126,7 +125,7 @@ export class StoresService {
       auth.userId,
     );
     const operationId = randomUUID();
-    await this.operations.create({
+    await this.commands.createOperation({
       id: operationId,
       kind: VERIFY_OPERATION_KIND,
       resourceType: 'store',
@@ -148,7 +147,7 @@ export class StoresService {
   private async accepted(storeId: string, version: number, operationId: string): Promise<StoreAccepted> {
     const [store, operation] = await Promise.all([
       this.stores.findAsAccepted(storeId, version),
-      this.operations.findAsAccepted(operationId),
+      this.commands.operationAsAccepted(operationId),
     ]);
     if (!store || !operation) throw new IntegrityError('the store of a stored result no longer exists');
     return { store, operation };

@@ -15,7 +15,7 @@ import {
 import { InvitationNotFoundError } from './workspaces.errors';
 import { ParseIdPipe } from '../../common/http-params';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
-import { ApiDoc } from '../../ops/openapi/api-doc.decorator';
+import { ApiDoc } from '../../common/api-doc.decorator';
 import { AuthGuard } from '../auth/auth.guard';
 import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
 import { WorkspacesService } from './workspaces.service';

@@ -1,20 +1,15 @@
-import { AuditRepository } from '../audit/audit.repository';
 import { Module } from '@nestjs/common';
-import { AuthRepository } from '../auth/auth.repository';
+import { AuditModule } from '../audit/audit.module';
 import { InvitationsRepository } from './invitations.repository';
 import { InvitationsController, WorkspacesController } from './workspaces.controller';
 import { WorkspacesRepository } from './workspaces.repository';
 import { WorkspacesService } from './workspaces.service';
 
+/** Workspaces, members and invitations (API role only). The auth guards come from AuthModule. */
 @Module({
+  imports: [AuditModule],
   controllers: [WorkspacesController, InvitationsController],
-  providers: [
-    WorkspacesService,
-    WorkspacesRepository,
-    InvitationsRepository,
-    AuthRepository,
-    AuditRepository,
-  ],
+  providers: [WorkspacesService, WorkspacesRepository, InvitationsRepository],
   exports: [WorkspacesService],
 })
 export class WorkspacesModule {}

@@ -2,8 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
 import { IdempotencyKeyReusedError } from '@listing/idempotency';
-import { AuditRepository } from '../audit/audit.repository';
-import { AuthRepository } from '../auth/auth.repository';
+import { AuditService } from '../audit/audit.service';
+import { UserDirectory } from '../auth/user-directory.service';
 import { ForbiddenError } from '../../common/domain-errors';
 import { InvitationNotFoundError, MemberExistsError } from './workspaces.errors';
 import type { AuthContext, WorkspaceAuthContext } from '../../common/request-context';
@@ -38,8 +38,8 @@ export class WorkspacesService {
     private readonly db: Database,
     private readonly workspaces: WorkspacesRepository,
     private readonly invitations: InvitationsRepository,
-    private readonly audit: AuditRepository,
-    private readonly users: AuthRepository,
+    private readonly audit: AuditService,
+    private readonly users: UserDirectory,
   ) {}
 
   /**
@@ -91,7 +91,7 @@ export class WorkspacesService {
     if (auth.role === 'member') throw new ForbiddenError('only owners and admins invite members');
     const normalized = email.trim().toLowerCase();
     return this.db.withWorkspace(auth.workspaceId, async () => {
-      const user = await this.users.findUserByEmail(normalized);
+      const user = await this.users.findByEmail(normalized);
       const current = user && (await this.workspaces.findRole(auth.workspaceId, user.id));
       if (current) throw new MemberExistsError(current);
       const invitation = await this.invitations.upsertOpen({

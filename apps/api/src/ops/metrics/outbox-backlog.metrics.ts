@@ -1,5 +1,4 @@
-import type { Database } from '@listing/db';
-import { OutboxRepository, type OutboxQueueStats } from '@listing/outbox';
+import type { OutboxQueueStats, OutboxRepository } from '@listing/outbox';
 import { Gauge, type Registry } from 'prom-client';
 
 /**
@@ -8,8 +7,10 @@ import { Gauge, type Registry } from 'prom-client';
  * collects the gauges of one scrape concurrently, so they share the query in flight. A failed query empties the gauges instead of failing the whole scrape, and
  * `listing_outbox_stats_up` says so.
  */
-export function registerOutboxBacklogMetrics(registry: Registry, db: Database): void {
-  const repository = new OutboxRepository(db);
+export function registerOutboxBacklogMetrics(
+  registry: Registry,
+  repository: Pick<OutboxRepository, 'stats'>,
+): void {
   let inFlight: Promise<OutboxQueueStats[] | null> | null = null;
   const load = () =>
     (inFlight ??= repository

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { entryOf, type ErrorCatalogue } from '../../common/error-catalogue';
 import { problemFor } from '../../common/problem-details.filter';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
-import { API_DOC_METADATA, type ApiDocOptions } from './api-doc.decorator';
+import { API_DOC_METADATA, type ApiDocOptions } from '../../common/api-doc.decorator';
 
 // Nest's RouteParamtypes (not exported from @nestjs/common's entry point).
 const PARAM_BODY = 3;

@@ -1,0 +1,101 @@
+import { resolve } from 'node:path';
+import { Inject, Injectable } from '@nestjs/common';
+import { Database } from '@listing/db';
+import {
+  bullmqConnection,
+  OutboxFaults,
+  OutboxWorkerRuntime,
+  redisOptionsFromUrl,
+  RETENTION_QUEUE,
+  retentionJob,
+  type OutboxLogger,
+} from '@listing/outbox';
+import { Queue } from 'bullmq';
+import type { Logger } from 'pino';
+import { OUTBOX_CONFIG, type OutboxConfig } from '../config/outbox-config';
+import { startRoleOps } from '../ops/role-ops';
+import type { OpsServer } from '../ops/ops-http.server';
+import { JobDiscovery } from './job-discovery';
+import { OUTBOX_LOGGER } from './outbox-roles.tokens';
+import { assertTopology, loadRoles, parseQueueList } from './worker-topology';
+
+/** apps/api/roles.json, from src/outbox or dist/outbox alike. */
+const DEFAULT_ROLES_FILE = resolve(__dirname, '..', '..', 'roles.json');
+
+/**
+ * The worker role: discovers the declared jobs and their handlers, refuses a topology that would
+ * strand a job, then consumes its queues (re-entrant, inbox-guarded handlers) and serves its ops
+ * listener (metrics, health).
+ */
+@Injectable()
+export class WorkerProcess {
+  private runtime: OutboxWorkerRuntime | null = null;
+  private ops: OpsServer | null = null;
+
+  constructor(
+    private readonly db: Database,
+    private readonly discovery: JobDiscovery,
+    @Inject(OUTBOX_CONFIG) private readonly config: OutboxConfig,
+    @Inject(OUTBOX_LOGGER) private readonly logger: OutboxLogger & { pino: Logger },
+  ) {}
+
+  async start(): Promise<void> {
+    const registry = this.discovery.registry();
+    const queues = parseQueueList(this.config.OUTBOX_WORKER_QUEUES);
+    const roles = loadRoles(this.config.OUTBOX_ROLES_FILE ?? DEFAULT_ROLES_FILE);
+    assertTopology(registry.definitions(), roles, queues);
+    const runtime = new OutboxWorkerRuntime({
+      db: this.db,
+      registry,
+      connection: redisOptionsFromUrl(this.config.REDIS_URL),
+      prefix: this.config.BULLMQ_PREFIX,
+      concurrency: this.config.OUTBOX_WORKER_CONCURRENCY,
+      queues,
+      failedSweepIntervalMs: this.config.OUTBOX_FAILED_SWEEP_INTERVAL_MS,
+      lockDurationMs: this.config.OUTBOX_WORKER_LOCK_MS,
+      stalledIntervalMs: this.config.OUTBOX_WORKER_LOCK_MS,
+      faults: OutboxFaults.fromEnv(),
+      logger: this.logger,
+    });
+    this.runtime = runtime;
+    // Metrics and per-job logs (before start), OPS_PORT listener; see ../ops.
+    this.ops = await startRoleOps({
+      role: 'worker',
+      db: this.db,
+      redisUrl: this.config.REDIS_URL,
+      logger: this.logger.pino,
+      runtime,
+    });
+    await runtime.start();
+    if (!queues || queues.includes(RETENTION_QUEUE)) await this.scheduleRetention();
+    this.logger.info('worker ready', { queues: queues ?? registry.queues() });
+  }
+
+  /** Readiness goes 503, active jobs finish, connections close; the DI graph closes after. */
+  async stop(): Promise<void> {
+    this.ops?.draining();
+    await this.runtime?.close();
+    await this.ops?.close();
+  }
+
+  /** One repeatable retention job per deployment (upsert is idempotent across workers). */
+  private async scheduleRetention(): Promise<void> {
+    const queue = new Queue(RETENTION_QUEUE, {
+      connection: bullmqConnection(this.config.REDIS_URL),
+      prefix: this.config.BULLMQ_PREFIX,
+    });
+    try {
+      await queue.upsertJobScheduler(
+        retentionJob.name,
+        { every: this.config.OUTBOX_RETENTION_EVERY_MS },
+        {
+          name: retentionJob.name,
+          data: {},
+          opts: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } },
+        },
+      );
+    } finally {
+      await queue.close();
+    }
+  }
+}

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { useTestDatabase } from '@listing/testing';
+import { loadPlatformConfig } from '../../src/config/app-config';
+import { CredentialCipher } from '../../src/modules/stores/credential-cipher';
 import { CapabilityStack, credentials, type OperationBody } from './stack';
 
 const t = useTestDatabase();
@@ -197,6 +199,66 @@ describe('capability: stores and credential verification (real processes)', () =
       result: { outcome: 'superseded' },
     });
     expect((await stack.client.get(stack.ws(`/stores/${storeId}`))).body).toEqual(store.body);
+  });
+
+  it('checks an active store again: valid → succeeded, the store unchanged; replays; a key the marketplace now refuses → invalid_credentials; a store not active → 409', async () => {
+    const created = await createStore({
+      platform: 'sim',
+      storeExternalId: `shop-${randomUUID()}`,
+      ...creds('chk'),
+    });
+    await stack.waitForOperation(created.body.operation.id);
+    const storeId = created.body.store.id;
+    const storeBefore = (await stack.client.get(stack.ws(`/stores/${storeId}`))).body;
+    const check = (key = randomUUID()) =>
+      stack.client.post<{ check: { storeId: string; credentialVersion: number }; operation: OperationBody }>(
+        stack.ws(`/stores/${storeId}/credential-checks`),
+        undefined,
+        { key },
+      );
+
+    const key = randomUUID();
+    const calls = (await stack.admin.counters()).verifyCalls;
+    const first = await check(key);
+    expect(first.status).toBe(202);
+    expect(first.body.check).toEqual({ storeId, credentialVersion: 1 });
+    expect(first.body.operation).toMatchObject({ status: 'pending', kind: 'store.check-credentials' });
+    expect((await stack.waitForOperation(first.body.operation.id)).status).toBe('succeeded');
+    expect((await stack.admin.counters()).verifyCalls).toBe(calls + 1);
+    expect((await stack.client.get(stack.ws(`/stores/${storeId}`))).body).toEqual(storeBefore);
+
+    // The replay is the first body (pending); a forced redelivery finds the operation finished.
+    const replay = await check(key);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    const event = await stack.eventFor('operationId', first.body.operation.id);
+    expect(await stack.redeliver(event.id, event.queue)).toMatchObject({ result: { outcome: 'skipped' } });
+    expect((await stack.admin.counters()).verifyCalls).toBe(calls + 1);
+
+    // The merchant revoked the key at the marketplace: stored now is a key the simulator refuses.
+    const config = loadPlatformConfig({});
+    const cipher = CredentialCipher.parse(config.CREDENTIAL_KEYS, config.CREDENTIAL_KEY_ID);
+    const revoked = cipher.encrypt(
+      { apiKey: 'revoked-key', apiSecret: 'secret' },
+      { workspaceId: stack.user.workspaceId, storeId, version: 1 },
+    );
+    await t.owner.query(
+      `update store_credentials set key_id = $1, iv = $2, ciphertext = $3, auth_tag = $4 where store_id = $5 and version = 1`,
+      [revoked.keyId, revoked.iv, revoked.ciphertext, revoked.authTag, storeId],
+    );
+    const second = await check();
+    const failed = await stack.waitForOperation(second.body.operation.id, 'failed');
+    expect(failed.error).toEqual({
+      code: 'STORE_CREDENTIALS_INVALID',
+      message: 'the marketplace rejected the store credentials',
+    });
+    const after = await stack.client.get<StoreBody['store']>(stack.ws(`/stores/${storeId}`));
+    expect(after.body).toMatchObject({ status: 'invalid_credentials', credentialVersion: 1 });
+
+    // Only an active store is checked.
+    const refused = await check();
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ code: 'STORE_NOT_ACTIVE', storeStatus: 'invalid_credentials' });
   });
 
   it('stores credentials encrypted (AES-256-GCM, key id) and no credential value reaches events, idempotency rows, audit, logs or responses', async () => {

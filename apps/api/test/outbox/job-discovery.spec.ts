@@ -66,6 +66,7 @@ describe('the worker discovers its jobs from the DI graph', () => {
         'outbox-maintenance/outbox.retention',
         'publications/publication.publish',
         'store-syncs/store-sync.run',
+        'stores/store.check-credentials',
         'stores/store.verify-credentials',
       ]);
       for (const job of registry.definitions()) expect(registry.handler(job.name)).toBeDefined();

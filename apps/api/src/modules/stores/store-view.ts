@@ -21,3 +21,9 @@ export interface StoreAccepted {
   store: StoreView;
   operation: OperationView;
 }
+
+/** The 202 body of a credential check: what is checked, and the operation that says how it went. */
+export interface CredentialCheckAccepted {
+  check: { storeId: string; credentialVersion: number };
+  operation: OperationView;
+}

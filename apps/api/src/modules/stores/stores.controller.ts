@@ -67,6 +67,19 @@ export class StoresController {
     return this.replaceCredentials(auth, idem, storeId, body);
   }
 
+  /** Checks the store's current credentials at the marketplace again (they may have been revoked there). */
+  @Post(':storeId/credential-checks')
+  @HttpCode(202)
+  @Idempotent({ required: true })
+  async checkCredentials(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @IdempotencyRequest() idem: IdempotentRequestContext,
+    @Param('storeId', new ParseIdPipe('store')) storeId: string,
+  ) {
+    const outcome = await this.stores.checkCredentials(auth, idem, storeId);
+    return new IdempotentResponse(outcome.result, outcome.replayed);
+  }
+
   @Get()
   list(
     @WorkspaceAuth() auth: WorkspaceAuthContext,

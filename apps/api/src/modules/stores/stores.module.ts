@@ -6,17 +6,19 @@ import { OperationsModule } from '../operations/operations.module';
 import { PlatformModule } from '../platform/platform.module';
 import { CredentialCipher } from './credential-cipher';
 import { StoreAccess } from './store-access.service';
+import { checkStoreCredentialsJob, StoreCredentialCheckJob } from './store-credential-check.job';
 import { StoreVerificationJob, verifyStoreCredentialsJob } from './store-verification.job';
 import { StoresRepository } from './stores.repository';
 
-/** Stores on marketplaces: their credentials (encrypted at rest), and their verification job. */
-@DeclareJobs(verifyStoreCredentialsJob)
+/** Stores on marketplaces: their credentials (encrypted at rest), their verification and checks. */
+@DeclareJobs(verifyStoreCredentialsJob, checkStoreCredentialsJob)
 @Module({
   imports: [PlatformModule, OperationsModule, AuditModule],
   providers: [
     StoresRepository,
     StoreAccess,
     StoreVerificationJob,
+    StoreCredentialCheckJob,
     {
       provide: CredentialCipher,
       inject: [PLATFORM_CONFIG],

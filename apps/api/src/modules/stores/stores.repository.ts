@@ -146,6 +146,18 @@ export class StoresRepository {
          and credential_version = ${version} and status = 'pending_verification'`);
     return r.rowCount === 1;
   }
+
+  /**
+   * active → invalid_credentials: a check found the current credentials refused. Only while
+   * `version` is still current and the store active (a replacement since is checked on its own).
+   */
+  async rejectActiveCredentials(storeId: string, version: number): Promise<boolean> {
+    const r = await this.db.executor.execute(sql`
+      update stores set status = 'invalid_credentials', shop_name = null, verified_at = now(), updated_at = now()
+       where workspace_id = app_current_workspace() and id = ${storeId}
+         and credential_version = ${version} and status = 'active'`);
+    return r.rowCount === 1;
+  }
 }
 
 function toView(row: StoreRow): StoreView {

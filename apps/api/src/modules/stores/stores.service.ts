@@ -9,15 +9,16 @@ import {
 } from '@listing/idempotency';
 import { OutboxWriter } from '@listing/outbox';
 import { IntegrityError, ResourceNotFoundError } from '../../common/domain-errors';
-import { StoreAlreadyConnectedError } from './stores.errors';
+import { StoreAlreadyConnectedError, StoreNotActiveError } from './stores.errors';
 import { decodeCursor, toPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { AuditService } from '../audit/audit.service';
 import { AsyncCommands } from '../operations/async-commands.service';
 import { CredentialCipher } from './credential-cipher';
 import type { CreateStoreInput, PageQuery, ReplaceCredentialsInput } from './store.dto';
+import { checkStoreCredentialsJob } from './store-credential-check.job';
 import { verifyStoreCredentialsJob } from './store-verification.job';
-import type { StoreAccepted, StoreView } from './store-view';
+import type { CredentialCheckAccepted, StoreAccepted, StoreView } from './store-view';
 import { StoresRepository } from './stores.repository';
 
 export const VERIFY_OPERATION_KIND = 'store.verify-credentials';
@@ -30,6 +31,16 @@ export const VERIFY_OPERATION_KIND = 'store.verify-credentials';
 @Injectable()
 export class StoresService {
   private readonly policy: IdempotencyResultPolicy<StoreAccepted>;
+  /** The 202 body of a credential check, rebuilt from its ids (the store itself may have moved on). */
+  private readonly checkPolicy: IdempotencyResultPolicy<CredentialCheckAccepted> = {
+    name: 'store-credential-check-accepted-v1',
+    serialize: (r) => ({ ...r.check, operationId: r.operation.id }),
+    restore: (stored) => {
+      const { storeId, credentialVersion, operationId } = stored as Record<string, never>;
+      return this.checkAccepted(storeId, credentialVersion, operationId);
+    },
+  };
+
   constructor(
     private readonly db: Database,
     private readonly idempotency: IdempotencyService,
@@ -94,6 +105,43 @@ export class StoresService {
     });
   }
 
+  /** Checks the active store's current credentials at the marketplace again (202 + operation). */
+  checkCredentials(
+    auth: WorkspaceAuthContext,
+    idem: IdempotentRequestContext,
+    storeId: string,
+  ): Promise<IdempotentOutcome<CredentialCheckAccepted>> {
+    return this.idempotency.runPrepared({
+      owner: auth,
+      ...idem, // key, operation, fingerprint, keyError
+      policy: this.checkPolicy,
+      status: 202,
+      prepare: async () => {
+        const store = await this.stores.findState(storeId);
+        if (!store) throw new ResourceNotFoundError('store');
+        if (store.status !== 'active') throw new StoreNotActiveError(store.status);
+        return store.credentialVersion;
+      },
+      work: async (version) => {
+        const operationId = await this.commands.accept({
+          kind: checkStoreCredentialsJob.name,
+          resourceType: 'store',
+          resourceId: storeId,
+          actorUserId: auth.userId,
+          job: checkStoreCredentialsJob,
+          payload: (operationId) => ({ storeId, version, operationId }),
+          audit: (operationId) => ({
+            action: 'STORE_CREDENTIALS_CHECK_REQUESTED',
+            entityType: 'store',
+            entityId: storeId,
+            metadata: { credentialVersion: version, operationId },
+          }),
+        });
+        return this.checkAccepted(storeId, version, operationId);
+      },
+    });
+  }
+
   get(auth: WorkspaceAuthContext, id: string): Promise<StoreView> {
     return this.db.withWorkspace(auth.workspaceId, async () => {
       const view = await this.stores.findView(id);
@@ -151,5 +199,11 @@ export class StoresService {
     ]);
     if (!store || !operation) throw new IntegrityError('the store of a stored result no longer exists');
     return { store, operation };
+  }
+
+  private async checkAccepted(storeId: string, version: number, operationId: string) {
+    const operation = await this.commands.operationAsAccepted(operationId);
+    if (!operation) throw new IntegrityError('the operation of a stored result no longer exists');
+    return { check: { storeId, credentialVersion: version }, operation };
   }
 }

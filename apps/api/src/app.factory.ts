@@ -15,6 +15,7 @@ import {
 } from './common/problem-details.filter';
 import type { AppConfig } from './config/app-config';
 import { ERROR_CODES } from './error-codes';
+import { FAILURE_CODES } from './failure-codes';
 import { installHttpOps, requestId } from './ops/http-ops.installer';
 import { PinoNestLogger, createLogger } from './ops/logger.factory';
 import { loadApiOpsConfig, type ApiOpsConfig } from './ops/ops-config';
@@ -72,6 +73,6 @@ export async function createApp(
   const guard = app.get(AuthGuard, { strict: false });
   bodies.authenticateUpload = (authorization, workspaceId) => guard.authenticate(authorization, workspaceId);
   app.useGlobalFilters(new ProblemDetailsFilter(ERROR_CODES));
-  await installHttpOps(app, config, ops, logger, ERROR_CODES);
+  await installHttpOps(app, config, ops, logger, ERROR_CODES, FAILURE_CODES);
   return app;
 }

@@ -1,6 +1,9 @@
 import type { INestApplicationContext, Type } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { ERROR_CODES } from '../src/error-codes';
+import { FAILURE_CODES } from '../src/failure-codes';
 import { AuthGuard } from '../src/modules/auth/auth.guard';
 import { RateLimitGuard } from '../src/modules/auth/rate-limit.guard';
 import { ProductDraftsController } from '../src/modules/product-drafts/product-drafts.controller';
@@ -32,13 +35,19 @@ describe('OpenAPI problem responses, from the merged error catalogue', () => {
     authGuards: [AuthGuard],
     rateLimitGuards: [RateLimitGuard],
     errors: ERROR_CODES,
+    failures: FAILURE_CODES,
   }) as {
     info: { description: string };
     paths: Record<
       string,
       Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>
     >;
-    components: { schemas: { ProblemCode: { enum: string[] } } };
+    components: {
+      schemas: {
+        ProblemCode: { enum: string[] };
+        OperationFailureCode: { description: string; examples: string[] };
+      };
+    };
   };
 
   it('shows, under each status, an example per code of that status with its description', () => {
@@ -78,5 +87,33 @@ describe('OpenAPI problem responses, from the merged error catalogue', () => {
       expect(doc.info.description).toContain(`| \`${code}\` | ${status} |`);
       expect(doc.info.description).toContain(description);
     }
+  });
+
+  it('documents every code a failed operation can carry, with its message', () => {
+    const schema = doc.components.schemas.OperationFailureCode;
+    expect(schema.examples).toEqual(Object.keys(FAILURE_CODES).sort());
+    for (const [code, message] of Object.entries(FAILURE_CODES)) {
+      expect(schema.description).toContain(`| \`${code}\` | ${message} |`);
+    }
+    // The jobs' shared and per-capability codes are all there.
+    for (const code of [
+      'TASK_ABANDONED',
+      'PLATFORM_UNAVAILABLE',
+      'STORE_CREDENTIALS_INVALID',
+      'PUBLICATION_OUTCOME_UNKNOWN',
+      'SYNC_CURSOR_LOOP',
+      'AI_REQUEST_REJECTED',
+      'MEDIA_PROCESSING_FAILED',
+      'SOURCE_TIMEOUT',
+    ]) {
+      expect(FAILURE_CODES).toHaveProperty(code);
+    }
+  });
+
+  it("is what docs/api.md's table of operation failure codes lists", () => {
+    const doc = readFileSync(path.resolve(__dirname, '..', '..', '..', 'docs', 'api.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('A failed operation')).split(/\n### /)[0]!;
+    const listed = [...section.matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map(([, code]) => code);
+    expect([...new Set(listed)].sort()).toEqual(Object.keys(FAILURE_CODES).sort());
   });
 });

@@ -32,6 +32,20 @@ export function failureOf<C extends Record<string, StepFailure>>(
   return { code: catalogue[code]!.code, message };
 }
 
+/**
+ * The failure codes of several catalogues as one table, code → message (the first catalogue that
+ * names a code documents it), for the documentation of what an operation can end with.
+ */
+export function mergeFailures(
+  ...catalogues: ReadonlyArray<Readonly<Record<string, StepFailure>>>
+): Readonly<Record<string, string>> {
+  const merged: Record<string, string> = {};
+  for (const catalogue of catalogues) {
+    for (const { code, message } of Object.values(catalogue)) merged[code] ??= message;
+  }
+  return Object.freeze(merged);
+}
+
 /** A verdict reached inside a step (the resource is gone, the store is no longer active). */
 export class PermanentStepError extends Error {
   constructor(readonly failure: StepFailure) {

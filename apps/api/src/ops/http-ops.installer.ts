@@ -30,7 +30,8 @@ interface AuthenticatedRequest {
  * (request id, route, status, duration, workspace and user; never headers or bodies), HTTP
  * metrics, `Connection: close` while draining, `/metrics`, `/docs` and `/admin/queues`.
  * Must run before `app.init()`: Fastify binds hooks to routes when they are registered.
- * `errors` is the application's merged error catalogue (src/error-codes.ts), which /docs lists.
+ * `errors` and `failures` are the application's merged catalogues (src/error-codes.ts,
+ * src/failure-codes.ts), which /docs lists.
  */
 export async function installHttpOps(
   app: NestFastifyApplication,
@@ -38,6 +39,7 @@ export async function installHttpOps(
   ops: ApiOpsConfig,
   logger: Logger,
   errors: ErrorCatalogue,
+  failures: Readonly<Record<string, string>>,
 ): Promise<void> {
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
   const metrics = app.get(ApiMetrics);
@@ -92,6 +94,7 @@ export async function installHttpOps(
         authGuards: [AuthGuard],
         rateLimitGuards: [RateLimitGuard],
         errors,
+        failures,
       })),
   );
 

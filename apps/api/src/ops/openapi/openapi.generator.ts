@@ -30,6 +30,8 @@ export interface OpenApiOptions {
   rateLimitGuards: Type[];
   /** Every code the application answers, with status and description (src/error-codes.ts). */
   errors: ErrorCatalogue;
+  /** Every code a failed operation can carry, with its message (src/failure-codes.ts). */
+  failures: Readonly<Record<string, string>>;
 }
 
 interface RouteArg {
@@ -59,7 +61,7 @@ export function buildOpenApiDocument(app: INestApplicationContext, options: Open
     info: { title: options.title, version: options.version, description: infoDescription(options.errors) },
     security: [],
     paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
-    components: components(options.errors),
+    components: components(options.errors, options.failures),
   };
 }
 
@@ -354,7 +356,7 @@ function infoDescription(errors: ErrorCatalogue): string {
   ].join('\n');
 }
 
-function components(errors: ErrorCatalogue): JsonObject {
+function components(errors: ErrorCatalogue, failures: Readonly<Record<string, string>>): JsonObject {
   const codes = Object.keys(errors).sort();
   return {
     securitySchemes: {
@@ -425,6 +427,19 @@ function components(errors: ErrorCatalogue): JsonObject {
         },
         additionalProperties: true,
       },
+      OperationFailureCode: {
+        type: 'string',
+        description: [
+          'Why a failed operation failed (stable; new codes may be added):',
+          '',
+          '| code | meaning |',
+          '|---|---|',
+          ...Object.keys(failures)
+            .sort()
+            .map((code) => `| \`${code}\` | ${failures[code]} |`),
+        ].join('\n'),
+        examples: Object.keys(failures).sort(),
+      },
       Operation: {
         type: 'object',
         description: 'Accepted asynchronous work (GET /v1/workspaces/{workspaceId}/operations/{operationId})',
@@ -451,7 +466,10 @@ function components(errors: ErrorCatalogue): JsonObject {
               {
                 type: 'object',
                 required: ['code', 'message'],
-                properties: { code: { type: 'string' }, message: { type: 'string' } },
+                properties: {
+                  code: { $ref: '#/components/schemas/OperationFailureCode' },
+                  message: { type: 'string', description: 'Safe to show: ours, never the provider text' },
+                },
               },
             ],
           },

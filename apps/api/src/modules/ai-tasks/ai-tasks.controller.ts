@@ -10,7 +10,7 @@ import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-c
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { AuthGuard } from '../auth/auth.guard';
 import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
-import { pageQuerySchema, type PageQuery } from '../stores/store.dto';
+import { pageQuerySchema, type PageQuery } from '../../common/page-query';
 import { createAiTaskSchema, type CreateAiTaskInput } from './ai-task.dto';
 import { AiTasksService } from './ai-tasks.service';
 

@@ -13,7 +13,7 @@ import type { WorkspaceAuthContext } from '../../common/request-context';
 import { AsyncCommands } from '../operations/async-commands.service';
 import { PRODUCT_DRAFT_MODULE } from '../product-drafts/product-drafts.service';
 import { RecordKernelService } from '../records/record-kernel.service';
-import type { PageQuery } from '../stores/store.dto';
+import type { PageQuery } from '../../common/page-query';
 import type { CreateAiTaskInput } from './ai-task.dto';
 import { runAiTaskJob } from './ai-task.job';
 import type { AiTaskAccepted, AiTaskView } from './ai-task-view';

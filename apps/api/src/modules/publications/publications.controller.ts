@@ -11,7 +11,7 @@ import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { ApiDoc } from '../../common/api-doc.decorator';
 import { AuthGuard } from '../auth/auth.guard';
 import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
-import { pageQuerySchema, type PageQuery } from '../stores/store.dto';
+import { pageQuerySchema, type PageQuery } from '../../common/page-query';
 import { createPublicationSchema, type CreatePublicationInput } from './publication.dto';
 import { PublicationsService } from './publications.service';
 

@@ -15,7 +15,7 @@ import type { WorkspaceAuthContext } from '../../common/request-context';
 import { AsyncCommands } from '../operations/async-commands.service';
 import { PRODUCT_DRAFT_MODULE } from '../product-drafts/product-drafts.service';
 import { RecordKernelService } from '../records/record-kernel.service';
-import type { PageQuery } from '../stores/store.dto';
+import type { PageQuery } from '../../common/page-query';
 import { StoreAccess } from '../stores/store-access.service';
 import type { CreatePublicationInput } from './publication.dto';
 import { publishProductJob } from './publication.job';

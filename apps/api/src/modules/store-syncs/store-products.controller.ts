@@ -4,7 +4,7 @@ import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-c
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { AuthGuard } from '../auth/auth.guard';
 import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
-import { pageQuerySchema, type PageQuery } from '../stores/store.dto';
+import { pageQuerySchema, type PageQuery } from '../../common/page-query';
 import { StoreSyncsService } from './store-syncs.service';
 
 /** A store's online products as its syncs last saw them (read-only; syncs write them). */

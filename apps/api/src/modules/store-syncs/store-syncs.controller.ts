@@ -10,7 +10,7 @@ import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-c
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { AuthGuard } from '../auth/auth.guard';
 import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
-import { pageQuerySchema, type PageQuery } from '../stores/store.dto';
+import { pageQuerySchema, type PageQuery } from '../../common/page-query';
 import { createStoreSyncSchema, type CreateStoreSyncInput } from './store-sync.dto';
 import { StoreSyncsService } from './store-syncs.service';
 

@@ -13,7 +13,7 @@ import { SyncAlreadyActiveError } from './store-syncs.errors';
 import { decodeCursor, decodeKeyCursor, encodeKeyCursor, toPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { AsyncCommands } from '../operations/async-commands.service';
-import type { PageQuery } from '../stores/store.dto';
+import type { PageQuery } from '../../common/page-query';
 import { StoreAccess } from '../stores/store-access.service';
 import type { CreateStoreSyncInput } from './store-sync.dto';
 import { runStoreSyncJob } from './store-sync.job';

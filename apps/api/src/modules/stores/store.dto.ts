@@ -14,10 +14,3 @@ export type CreateStoreInput = z.infer<typeof createStoreSchema>;
 
 export const replaceCredentialsSchema = z.strictObject({ apiKey: secret, apiSecret: secret });
 export type ReplaceCredentialsInput = z.infer<typeof replaceCredentialsSchema>;
-
-/** Keyset pagination shared by the capability lists: newest first. */
-export const pageQuerySchema = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().max(200).optional(),
-});
-export type PageQuery = z.infer<typeof pageQuerySchema>;

@@ -10,12 +10,11 @@ import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-c
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { AuthGuard } from '../auth/auth.guard';
 import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
+import { pageQuerySchema, type PageQuery } from '../../common/page-query';
 import {
   createStoreSchema,
-  pageQuerySchema,
   replaceCredentialsSchema,
   type CreateStoreInput,
-  type PageQuery,
   type ReplaceCredentialsInput,
 } from './store.dto';
 import { StoresService } from './stores.service';

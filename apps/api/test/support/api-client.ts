@@ -38,6 +38,7 @@ export class ApiClient {
     } catch {
       // not JSON
     }
+    if (res.status === 202) assertAcceptedLocation(path, res.headers, parsed);
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   }
 
@@ -51,6 +52,21 @@ export class ApiClient {
 
   get<T = Record<string, unknown>>(path: string) {
     return this.request<T>('GET', path);
+  }
+}
+
+/**
+ * The contract of every 202 (docs/api.md, the OpenAPI document): `{ …, operation }` and
+ * `Location` naming that operation. Checked on each one the e2e suites receive.
+ */
+function assertAcceptedLocation(path: string, headers: Headers, body: unknown): void {
+  const workspaceId = /^\/v1\/workspaces\/([^/]+)\//.exec(path)?.[1];
+  const operationId = (body as { operation?: { id?: unknown } } | undefined)?.operation?.id;
+  const expected = `/v1/workspaces/${workspaceId}/operations/${String(operationId)}`;
+  if (!workspaceId || typeof operationId !== 'string' || headers.get('location') !== expected) {
+    throw new Error(
+      `202 from ${path} breaks the contract: Location ${headers.get('location')} (expected ${expected})`,
+    );
   }
 }
 

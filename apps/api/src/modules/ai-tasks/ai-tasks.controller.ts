@@ -1,10 +1,6 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
-import {
-  Idempotent,
-  IdempotencyRequest,
-  IdempotentResponse,
-  type IdempotentRequestContext,
-} from '@listing/idempotency';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
+import { Idempotent, IdempotencyRequest, type IdempotentRequestContext } from '@listing/idempotency';
+import { acceptedResponse, type LocationReply } from '../../common/accepted-response';
 import { ParseIdPipe } from '../../common/http-params';
 import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
@@ -28,9 +24,10 @@ export class AiTasksController {
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
     @Body(new ZodValidationPipe(createAiTaskSchema)) body: CreateAiTaskInput,
+    @Res({ passthrough: true }) reply: LocationReply,
   ) {
     const outcome = await this.tasks.create(auth, idem, body);
-    return new IdempotentResponse(outcome.result, outcome.replayed);
+    return acceptedResponse(reply, auth.workspaceId, outcome);
   }
 
   @Get()

@@ -1,11 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
-import {
-  Idempotent,
-  IdempotencyRequest,
-  IdempotentResponse,
-  type IdempotentRequestContext,
-} from '@listing/idempotency';
+import { Idempotent, IdempotencyRequest, type IdempotentRequestContext } from '@listing/idempotency';
 import type { z } from 'zod';
+import { acceptedResponse } from '../../common/accepted-response';
 import { ParseIdPipe } from '../../common/http-params';
 import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
@@ -34,8 +30,7 @@ export class MaterialTransfersController {
     @Res({ passthrough: true }) reply: Reply,
   ) {
     const outcome = await this.transfers.create(auth, idem, body.sourceUrl);
-    reply.header('location', `/v1/workspaces/${auth.workspaceId}/operations/${outcome.result.operation.id}`);
-    return new IdempotentResponse(outcome.result, outcome.replayed);
+    return acceptedResponse(reply, auth.workspaceId, outcome);
   }
 
   @Get()

@@ -18,6 +18,7 @@ import {
   type IdempotentRequestContext,
 } from '@listing/idempotency';
 import type { z } from 'zod';
+import { acceptedResponse } from '../../common/accepted-response';
 import { ParseIdPipe } from '../../common/http-params';
 import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
@@ -81,8 +82,7 @@ export class MediaController {
     @Res({ passthrough: true }) reply: Reply,
   ) {
     const outcome = await this.media.complete(auth, idem, id);
-    reply.header('location', `/v1/workspaces/${auth.workspaceId}/operations/${outcome.result.operation.id}`);
-    return new IdempotentResponse(outcome.result, outcome.replayed);
+    return acceptedResponse(reply, auth.workspaceId, outcome);
   }
 
   @Get()

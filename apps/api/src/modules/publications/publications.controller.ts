@@ -1,10 +1,6 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
-import {
-  Idempotent,
-  IdempotencyRequest,
-  IdempotentResponse,
-  type IdempotentRequestContext,
-} from '@listing/idempotency';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
+import { Idempotent, IdempotencyRequest, type IdempotentRequestContext } from '@listing/idempotency';
+import { acceptedResponse, type LocationReply } from '../../common/accepted-response';
 import { ParseIdPipe } from '../../common/http-params';
 import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
@@ -32,9 +28,10 @@ export class PublicationsController {
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
     @Body(new ZodValidationPipe(createPublicationSchema)) body: CreatePublicationInput,
+    @Res({ passthrough: true }) reply: LocationReply,
   ) {
     const outcome = await this.publications.create(auth, idem, body);
-    return new IdempotentResponse(outcome.result, outcome.replayed);
+    return acceptedResponse(reply, auth.workspaceId, outcome);
   }
 
   @Post(':publicationId/retry')
@@ -48,9 +45,10 @@ export class PublicationsController {
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
     @Param('publicationId', new ParseIdPipe('publication')) id: string,
+    @Res({ passthrough: true }) reply: LocationReply,
   ) {
     const outcome = await this.publications.retry(auth, idem, id);
-    return new IdempotentResponse(outcome.result, outcome.replayed);
+    return acceptedResponse(reply, auth.workspaceId, outcome);
   }
 
   @Get()

@@ -1,10 +1,6 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
-import {
-  Idempotent,
-  IdempotencyRequest,
-  IdempotentResponse,
-  type IdempotentRequestContext,
-} from '@listing/idempotency';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query, Res, UseGuards } from '@nestjs/common';
+import { Idempotent, IdempotencyRequest, type IdempotentRequestContext } from '@listing/idempotency';
+import { acceptedResponse, type LocationReply } from '../../common/accepted-response';
 import { ParseIdPipe } from '../../common/http-params';
 import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
@@ -36,9 +32,10 @@ export class StoresController {
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
     @Body(new ZodValidationPipe(createStoreSchema)) body: CreateStoreInput,
+    @Res({ passthrough: true }) reply: LocationReply,
   ) {
     const outcome = await this.stores.create(auth, idem, body);
-    return new IdempotentResponse(outcome.result, outcome.replayed);
+    return acceptedResponse(reply, auth.workspaceId, outcome);
   }
 
   @Put(':storeId/credentials')
@@ -49,8 +46,9 @@ export class StoresController {
     @IdempotencyRequest() idem: IdempotentRequestContext,
     @Param('storeId', new ParseIdPipe('store')) storeId: string,
     @Body(new ZodValidationPipe(replaceCredentialsSchema)) body: ReplaceCredentialsInput,
+    @Res({ passthrough: true }) reply: LocationReply,
   ) {
-    return this.replaceCredentials(auth, idem, storeId, body);
+    return this.replaceCredentials(auth, idem, storeId, body, reply);
   }
 
   /** POST alias of PUT for clients that cannot send PUT; a key used on one is not valid on the other. */
@@ -62,8 +60,9 @@ export class StoresController {
     @IdempotencyRequest() idem: IdempotentRequestContext,
     @Param('storeId', new ParseIdPipe('store')) storeId: string,
     @Body(new ZodValidationPipe(replaceCredentialsSchema)) body: ReplaceCredentialsInput,
+    @Res({ passthrough: true }) reply: LocationReply,
   ) {
-    return this.replaceCredentials(auth, idem, storeId, body);
+    return this.replaceCredentials(auth, idem, storeId, body, reply);
   }
 
   /** Checks the store's current credentials at the marketplace again (they may have been revoked there). */
@@ -74,9 +73,10 @@ export class StoresController {
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
     @Param('storeId', new ParseIdPipe('store')) storeId: string,
+    @Res({ passthrough: true }) reply: LocationReply,
   ) {
     const outcome = await this.stores.checkCredentials(auth, idem, storeId);
-    return new IdempotentResponse(outcome.result, outcome.replayed);
+    return acceptedResponse(reply, auth.workspaceId, outcome);
   }
 
   @Get()
@@ -97,8 +97,9 @@ export class StoresController {
     idem: IdempotentRequestContext,
     storeId: string,
     body: ReplaceCredentialsInput,
+    reply: LocationReply,
   ) {
     const outcome = await this.stores.replaceCredentials(auth, idem, storeId, body);
-    return new IdempotentResponse(outcome.result, outcome.replayed);
+    return acceptedResponse(reply, auth.workspaceId, outcome);
   }
 }

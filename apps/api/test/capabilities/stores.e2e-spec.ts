@@ -88,10 +88,12 @@ describe('capability: stores and credential verification (real processes)', () =
     expect(missing.status).toBe(400);
     expect(missing.body).toMatchObject({ code: 'IDEMPOTENCY_KEY_REQUIRED' });
     const key = randomUUID();
-    expect((await createStore(body, key)).status).toBe(202);
+    const created = await createStore(body, key);
+    expect(created.status).toBe(202);
     const again = await createStore(body);
     expect(again.status).toBe(409);
-    expect(again.body).toMatchObject({ code: 'STORE_ALREADY_CONNECTED' });
+    // The conflict names the store it conflicts with, as the other conflicts do.
+    expect(again.body).toMatchObject({ code: 'STORE_ALREADY_CONNECTED', storeId: created.body.store.id });
     const reused = await createStore({ ...body, storeExternalId: `shop-${randomUUID()}` }, key);
     expect(reused.status).toBe(409);
     expect(reused.body).toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED' });

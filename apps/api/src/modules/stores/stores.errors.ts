@@ -3,7 +3,7 @@ import { DomainError, defineErrors } from '../../common/error-catalogue';
 export const STORE_ERRORS = defineErrors({
   STORE_ALREADY_CONNECTED: {
     status: 409,
-    description: 'This marketplace store is already connected to the workspace.',
+    description: 'This marketplace store is already connected to the workspace; `storeId` names it.',
   },
   STORE_NOT_ACTIVE: {
     status: 409,
@@ -14,8 +14,10 @@ export const STORE_ERRORS = defineErrors({
 
 export class StoreAlreadyConnectedError extends DomainError<typeof STORE_ERRORS> {
   readonly code = 'STORE_ALREADY_CONNECTED';
-  constructor() {
+  /** `storeId` names the connected store, like the other conflicts name what they conflict with. */
+  constructor(storeId?: string) {
     super('this marketplace store is already connected to the workspace');
+    if (storeId) this.extensions.storeId = storeId;
   }
 }
 

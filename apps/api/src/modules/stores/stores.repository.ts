@@ -48,6 +48,14 @@ export class StoresRepository {
     return r.rowCount === 1;
   }
 
+  /** The id of the workspace's store for this marketplace store, if it is connected. */
+  async findIdByExternal(platform: string, storeExternalId: string): Promise<string | undefined> {
+    const { rows } = await this.db.executor.execute<Pick<SqlRow<typeof stores>, 'id'>>(sql`
+      select id from stores
+       where workspace_id = app_current_workspace() and platform = ${platform} and store_external_id = ${storeExternalId}`);
+    return rows[0]?.id;
+  }
+
   async insertCredentials(storeId: string, version: number, enc: EncryptedCredentials, createdBy: string) {
     await this.db.requireTransaction('credentials insert').execute(sql`
       insert into store_credentials (workspace_id, store_id, version, key_id, iv, ciphertext, auth_tag, created_by)

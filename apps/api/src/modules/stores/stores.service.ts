@@ -80,7 +80,11 @@ export class StoresService {
           storeExternalId: body.storeExternalId,
           createdBy: auth.userId,
         });
-        if (!inserted) throw new StoreAlreadyConnectedError();
+        if (!inserted) {
+          // The conflicting insert has committed (ON CONFLICT waited for it): its row is visible.
+          const existing = await this.stores.findIdByExternal(body.platform, body.storeExternalId);
+          throw new StoreAlreadyConnectedError(existing);
+        }
         return this.storeCredentials(auth, storeId, 1, body, 'STORE_CREATED');
       },
     });

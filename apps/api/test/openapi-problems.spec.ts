@@ -2,23 +2,36 @@ import type { INestApplicationContext, Type } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { problemFor } from '../src/common/problem-details.filter';
+import { APP_CONFIG } from '../src/config/app-config';
 import { ERROR_CODES } from '../src/error-codes';
 import { FAILURE_CODES } from '../src/failure-codes';
 import { AuthGuard } from '../src/modules/auth/auth.guard';
 import { RateLimitGuard } from '../src/modules/auth/rate-limit.guard';
 import { ProductDraftsController } from '../src/modules/product-drafts/product-drafts.controller';
 import { PublicationsController } from '../src/modules/publications/publications.controller';
-import { buildOpenApiDocument } from '../src/ops/openapi/openapi.generator';
+import { OAS_3_1_DIALECT, buildOpenApiDocument, problemTypesOf } from '../src/ops/openapi/openapi.generator';
 
-/** The generator reads controllers only: an application context that holds just these. */
+/** Idempotency settings unlike the defaults (48 h, 5000 ms, 1 s): the document states these. */
+const CONFIG = {
+  IDEMPOTENCY_TTL_HOURS: 72,
+  IDEMPOTENCY_LOCK_TIMEOUT_MS: 3500,
+  IDEMPOTENCY_RETRY_AFTER_SECONDS: 3,
+};
+
+/**
+ * The generator reads controllers and the idempotency settings only: an application context that
+ * holds just these.
+ */
 function contextOf(controllers: Type[]): INestApplicationContext {
   const modules = new Map([
     ['m', { controllers: new Map(controllers.map((c) => [c.name, { metatype: c }])) }],
   ]);
   return {
     get: (token: unknown) => {
-      if (token !== ModulesContainer) throw new Error('unexpected lookup');
-      return modules;
+      if (token === ModulesContainer) return modules;
+      if (token === APP_CONFIG) return CONFIG;
+      throw new Error('unexpected lookup');
     },
   } as unknown as INestApplicationContext;
 }
@@ -37,13 +50,16 @@ describe('OpenAPI problem responses, from the merged error catalogue', () => {
     errors: ERROR_CODES,
     failures: FAILURE_CODES,
   }) as {
+    jsonSchemaDialect: string;
     info: { description: string };
+    'x-idempotency': unknown;
     paths: Record<
       string,
       Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>
     >;
     components: {
       schemas: {
+        Problem: { properties: { type: { format: string } } };
         ProblemCode: { enum: string[] };
         OperationFailureCode: { description: string; examples: string[] };
       };
@@ -87,6 +103,43 @@ describe('OpenAPI problem responses, from the merged error catalogue', () => {
       expect(doc.info.description).toContain(`| \`${code}\` | ${status} |`);
       expect(doc.info.description).toContain(description);
     }
+  });
+
+  it('states the idempotency key retention and wait bound of the running configuration', () => {
+    expect(doc['x-idempotency']).toEqual({
+      header: 'Idempotency-Key',
+      retentionHours: 72,
+      lockTimeoutMs: 3500,
+      retryAfterSeconds: 3,
+    });
+    expect(doc.info.description).toContain('A key is kept 72 h after its first request');
+    expect(doc.info.description).toContain('waits up to 3500 ms for it');
+    expect(doc.info.description).toContain('`Retry-After: 3`');
+    expect(doc.info.description).not.toContain('24 h');
+  });
+
+  it("maps every code to its problems' `type`, a page of the API itself", () => {
+    const types = problemTypesOf(doc);
+    expect([...types.values()].map((t) => t.code).sort()).toEqual(Object.keys(ERROR_CODES).sort());
+    for (const [code, entry] of Object.entries(ERROR_CODES)) {
+      const { type } = problemFor(code, entry);
+      expect(type).toBe(`/docs/problems/${code.toLowerCase().replace(/_/g, '-')}`);
+      expect(types.get(type)).toEqual({
+        code,
+        type,
+        title: problemFor(code, entry).title,
+        status: entry.status,
+        retryable: entry.retryable === true,
+        description: entry.description,
+      });
+    }
+    // A relative reference (resolved against the request URI), not an absolute URI.
+    expect(doc.components.schemas.Problem.properties.type.format).toBe('uri-reference');
+  });
+
+  it("states OpenAPI 3.1's default JSON Schema dialect, the one Swagger UI renders without a warning", () => {
+    expect(doc.jsonSchemaDialect).toBe(OAS_3_1_DIALECT);
+    expect(OAS_3_1_DIALECT).toBe('https://spec.openapis.org/oas/3.1/dialect/base');
   });
 
   it('documents every code a failed operation can carry, with its message', () => {

@@ -199,7 +199,7 @@ export function problemFor(
   extensions: Record<string, unknown> = {},
 ): Problem {
   return {
-    type: `https://docs.listing.example/problems/${code.toLowerCase().replace(/_/g, '-')}`,
+    type: problemTypeOf(code),
     title: titleOf(code),
     status: entry.status,
     code,
@@ -207,6 +207,18 @@ export function problemFor(
     ...(entry.retryable ? { retryable: true } : {}),
     ...extensions,
   };
+}
+
+/** Where the API serves a page per problem type (ops/openapi/swagger-ui.routes.ts). */
+export const PROBLEM_TYPES_PATH = '/docs/problems';
+
+/**
+ * The `type` of a code's problems: `/docs/problems/route-not-found`, a reference relative to the
+ * API (RFC 9457 §3.1.1: resolved against the request URI), so it resolves on whatever host the
+ * API answers, and carries its full path as the RFC recommends of relative references.
+ */
+export function problemTypeOf(code: string): string {
+  return `${PROBLEM_TYPES_PATH}/${code.toLowerCase().replace(/_/g, '-')}`;
 }
 
 function titleOf(code: string): string {

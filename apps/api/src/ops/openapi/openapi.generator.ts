@@ -11,6 +11,7 @@ import { IDEMPOTENT_ROUTE, type IdempotentRouteOptions } from '@listing/idempote
 import { z } from 'zod';
 import { entryOf, type ErrorCatalogue } from '../../common/error-catalogue';
 import { problemFor } from '../../common/problem-details.filter';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { API_DOC_METADATA, type ApiDocOptions } from '../../common/api-doc.decorator';
 
@@ -20,6 +21,34 @@ const PARAM_QUERY = 4;
 const PARAM_HEADERS = 6;
 
 type JsonObject = Record<string, unknown>;
+
+/**
+ * OpenAPI 3.1's default dialect, stated: JSON Schema draft 2020-12 plus the OAS vocabulary
+ * (z.toJSONSchema's draft-2020-12 output is valid in it). Swagger UI 5 supports this value only:
+ * any other (plain 2020-12's URI included) shows a red "OpenAPI.jsonSchemaDialect field contains
+ * a value different from the default ... not supported" warning under the info description.
+ */
+export const OAS_3_1_DIALECT = 'https://spec.openapis.org/oas/3.1/dialect/base';
+
+/** The idempotency settings of the running application, as the root `x-idempotency` states them. */
+export interface IdempotencyContract {
+  header: 'Idempotency-Key';
+  /** How long a key's record is kept after its first request (IDEMPOTENCY_TTL_HOURS). */
+  retentionHours: number;
+  /** How long a duplicate waits for a first request still running (IDEMPOTENCY_LOCK_TIMEOUT_MS). */
+  lockTimeoutMs: number;
+  /** The Retry-After of IDEMPOTENCY_REQUEST_IN_PROGRESS (IDEMPOTENCY_RETRY_AFTER_SECONDS). */
+  retryAfterSeconds: number;
+}
+
+/** One code of the root `x-problem-types`: what its `type` URI's page says (swagger-ui.routes.ts). */
+export interface ProblemTypeEntry {
+  type: string;
+  title: string;
+  status: number;
+  retryable: boolean;
+  description: string;
+}
 
 export interface OpenApiOptions {
   title: string;
@@ -43,10 +72,12 @@ interface RouteArg {
 /**
  * OpenAPI 3.1 from what the routes already declare: controller and method paths, HTTP method,
  * @HttpCode, guards (bearer auth, rate limits), @Idempotent (Idempotency-Key required/optional),
- * the zod schemas of @Body/@Query pipes (z.toJSONSchema, draft 2020-12 = OpenAPI 3.1's dialect),
- * @Headers('if-match'), plus @ApiDoc for what code cannot tell. Problem codes, their statuses and
- * descriptions come from the application's merged error catalogue (options.errors), the table
- * the exception filter answers from: a new code is documented the day it is declared.
+ * the zod schemas of @Body/@Query pipes (z.toJSONSchema, draft 2020-12, which OpenAPI 3.1's
+ * default dialect extends), @Headers('if-match'), plus @ApiDoc for what code cannot tell. Problem
+ * codes, their statuses and descriptions come from the application's merged error catalogue
+ * (options.errors), the table the exception filter answers from: a new code is documented the
+ * day it is declared. The idempotency settings (key retention, wait bound, Retry-After) are the
+ * application's own configuration (APP_CONFIG, which IdempotencyModule builds the engine from).
  */
 export function buildOpenApiDocument(app: INestApplicationContext, options: OpenApiOptions): JsonObject {
   const paths: Record<string, Record<string, JsonObject>> = {};
@@ -55,14 +86,57 @@ export function buildOpenApiDocument(app: INestApplicationContext, options: Open
       (paths[route.path] ??= {})[route.method] = route.operation;
     }
   }
+  const idempotency = idempotencyContractOf(app.get<AppConfig>(APP_CONFIG, { strict: false }));
   return {
     openapi: '3.1.0',
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
-    info: { title: options.title, version: options.version, description: infoDescription(options.errors) },
+    jsonSchemaDialect: OAS_3_1_DIALECT,
+    info: {
+      title: options.title,
+      version: options.version,
+      description: infoDescription(options.errors, idempotency),
+    },
+    'x-idempotency': idempotency,
+    'x-problem-types': problemTypes(options.errors),
     security: [],
     paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
     components: components(options.errors, options.failures),
   };
+}
+
+type IdempotencySettings = Pick<
+  AppConfig,
+  'IDEMPOTENCY_TTL_HOURS' | 'IDEMPOTENCY_LOCK_TIMEOUT_MS' | 'IDEMPOTENCY_RETRY_AFTER_SECONDS'
+>;
+
+function idempotencyContractOf(config: IdempotencySettings): IdempotencyContract {
+  return {
+    header: 'Idempotency-Key',
+    retentionHours: config.IDEMPOTENCY_TTL_HOURS,
+    lockTimeoutMs: config.IDEMPOTENCY_LOCK_TIMEOUT_MS,
+    retryAfterSeconds: config.IDEMPOTENCY_RETRY_AFTER_SECONDS,
+  };
+}
+
+/** Every catalogued code by its `type` URI's facts: what /docs/problems/{code} shows. */
+function problemTypes(errors: ErrorCatalogue): Record<string, ProblemTypeEntry> {
+  return Object.fromEntries(
+    Object.keys(errors)
+      .sort()
+      .map((code) => {
+        const entry = entryOf(errors, code)!;
+        const { type, title, status } = problemFor(code, entry);
+        return [
+          code,
+          { type, title, status, retryable: entry.retryable === true, description: entry.description },
+        ];
+      }),
+  );
+}
+
+/** The root `x-problem-types` of a document buildOpenApiDocument made (an empty map otherwise). */
+export function problemTypesOf(document: object): ReadonlyMap<string, ProblemTypeEntry & { code: string }> {
+  const types = (document as { 'x-problem-types'?: Record<string, ProblemTypeEntry> })['x-problem-types'];
+  return new Map(Object.entries(types ?? {}).map(([code, entry]) => [entry.type, { code, ...entry }]));
 }
 
 function controllersOf(app: INestApplicationContext): Type[] {
@@ -330,7 +404,7 @@ function problemResponse(codes: string[], errors: ErrorCatalogue): JsonObject {
   };
 }
 
-function infoDescription(errors: ErrorCatalogue): string {
+function infoDescription(errors: ErrorCatalogue, idempotency: IdempotencyContract): string {
   const rows = Object.entries(errors)
     .sort(([a], [b]) => a.localeCompare(b))
     .map(
@@ -342,13 +416,13 @@ function infoDescription(errors: ErrorCatalogue): string {
     '',
     '**Authentication**: `Authorization: Bearer <access token>` from `POST /v1/auth/login` or `/v1/auth/register`.',
     '',
-    '**Idempotency-Key** (a UUID): on routes marked with it, the same key, user and workspace run the request at most once; every retry returns the first status and body with `Idempotent-Replayed: true`. Keys live at least 24 h. Another body with the same key → 409 `IDEMPOTENCY_KEY_REUSED`; another route → 409 `IDEMPOTENCY_SCOPE_CONFLICT`; the first request still running → 409 `IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`. Failures are never cached.',
+    `**Idempotency-Key** (a UUID): on routes marked with it, the same key, user and workspace run the request at most once; every retry returns the first status and body with \`Idempotent-Replayed: true\`. A key is kept ${idempotency.retentionHours} h after its first request (a replay does not extend it; after that the key is new again). Another body with the same key → 409 \`IDEMPOTENCY_KEY_REUSED\`; another route → 409 \`IDEMPOTENCY_SCOPE_CONFLICT\`; a duplicate of a request still running waits up to ${idempotency.lockTimeoutMs} ms for it, then → 409 \`IDEMPOTENCY_REQUEST_IN_PROGRESS\` with \`Retry-After: ${idempotency.retryAfterSeconds}\`. Failures are never cached. The same figures, machine-readable: the root \`x-idempotency\`.`,
     '',
     '**Optimistic concurrency**: revisioned resources answer an `ETag` (the revision, e.g. `"3"`); send it back in `If-Match`. Stale → 412 `REVISION_MISMATCH`; missing where required → 428 `IF_MATCH_REQUIRED`.',
     '',
     '**Asynchronous work (202 + operation)**: a route that starts work it cannot finish within the request answers `202 Accepted` with an `Operation` body and `Location: /v1/workspaces/{workspaceId}/operations/{operationId}`; poll that URL until `status` is `succeeded` or `failed`. Replaying the request with the same Idempotency-Key returns the same operation.',
     '',
-    '**Errors** are `application/problem+json` (RFC 9457) with a stable `code`:',
+    '**Errors** are `application/problem+json` (RFC 9457) with a stable `code`. Their `type` is a reference relative to the API, `/docs/problems/{code-in-kebab-case}` (e.g. [`/docs/problems/route-not-found`](/docs/problems/route-not-found)), to a page that describes the code; the root `x-problem-types` maps every code to it:',
     '',
     '| code | status | retryable | meaning |',
     '| --- | --- | --- | --- |',
@@ -418,7 +492,12 @@ function components(errors: ErrorCatalogue, failures: Readonly<Record<string, st
         type: 'object',
         required: ['type', 'title', 'status', 'code'],
         properties: {
-          type: { type: 'string', format: 'uri' },
+          type: {
+            type: 'string',
+            format: 'uri-reference',
+            description:
+              "The code's page on this API, `/docs/problems/{code-in-kebab-case}` (resolve it against the request URI)",
+          },
           title: { type: 'string' },
           status: { type: 'integer' },
           code: { $ref: '#/components/schemas/ProblemCode' },

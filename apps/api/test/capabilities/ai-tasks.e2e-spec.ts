@@ -75,7 +75,7 @@ describe('capability: AI text / category / image tasks (real processes)', () => 
     );
     expect(exec.rows[0]).toEqual({
       mode: 'outbox',
-      status: 'SUCCEEDED',
+      status: 'SUCCEEDED', // as stored; the API answers it lower case
       base_revision: 1,
       result_revision: 2,
     });

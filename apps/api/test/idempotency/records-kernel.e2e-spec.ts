@@ -128,7 +128,7 @@ describe('records kernel: product drafts', () => {
     expect(rows).toEqual([{ id: draft.id }]);
   });
 
-  it('a local feature produces a new revision and a SUCCEEDED execution', async () => {
+  it('a local feature produces a new revision and a succeeded execution', async () => {
     const draft = await create('  Spaced    out   title ');
     const res = await alice.client.post<Execution>(
       `${drafts()}/${draft.id}/features/normalize-text/executions`,
@@ -143,7 +143,7 @@ describe('records kernel: product drafts', () => {
     expect(res.body.execution).toMatchObject({
       featureId: 'normalize-text',
       mode: 'local',
-      status: 'SUCCEEDED',
+      status: 'succeeded',
       baseRevision: 1,
       resultRevision: 2,
     });
@@ -161,7 +161,7 @@ describe('records kernel: product drafts', () => {
     expect(res.status).toBe(201);
     expect(res.body.execution).toMatchObject({
       mode: 'blocked_external',
-      status: 'BLOCKED',
+      status: 'blocked',
       baseRevision: 1,
       resultRevision: null,
     });

@@ -21,7 +21,7 @@ describe('product draft images', () => {
   });
 
   const upload = async (user: RegisteredUser) => {
-    const res = await user.client.post<{ media: { id: string } }>(
+    const res = await user.client.post<{ id: string }>(
       `/v1/workspaces/${user.workspaceId}/media`,
       { filename: 'a.png', contentType: 'image/png', size: 10 },
       { key: randomUUID() },
@@ -29,10 +29,10 @@ describe('product draft images', () => {
     expect(res.status).toBe(201);
     const audited = await t.owner.query(
       `select action, actor_user_id from audit_events where entity_id = $1`,
-      [res.body.media.id],
+      [res.body.id],
     );
     expect(audited.rows).toEqual([{ action: 'MEDIA_CREATED', actor_user_id: user.userId }]);
-    return res.body.media.id;
+    return res.body.id;
   };
   const drafts = (user: RegisteredUser) => `/v1/workspaces/${user.workspaceId}/product-drafts`;
   const titled = async (title: string) =>

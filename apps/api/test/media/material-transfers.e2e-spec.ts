@@ -56,7 +56,7 @@ describe('material transfers: allowlisted copy into object storage (real process
       { key },
     );
   const getTransfer = async (id: string) =>
-    (await stack.client.get<{ transfer: Transfer }>(stack.ws(`/material-transfers/${id}`))).body.transfer;
+    (await stack.client.get<Transfer>(stack.ws(`/material-transfers/${id}`))).body;
 
   it('copies the image once: checksum and dimensions, replay with the same key, dedupe per source, forced redeliveries fetch nothing again', async () => {
     const expected = await stack.simBytes('collected-320x240.jpg');

@@ -28,7 +28,7 @@ describe('media: upload → content → complete → worker derives (real proces
   afterAll(() => stack.stop());
 
   const create = (body: Record<string, unknown>, key = randomUUID()) =>
-    stack.client.post<{ media: Media }>(stack.ws('/media'), body, { key });
+    stack.client.post<Media>(stack.ws('/media'), body, { key });
 
   const put = async (id: string, bytes: Buffer, contentType: string) => {
     const res = await fetch(stack.apiUrl + stack.ws(`/media/${id}/content`), {
@@ -53,10 +53,10 @@ describe('media: upload → content → complete → worker derives (real proces
     const bytes = await stack.simBytes(name);
     const created = await create({ filename: name, contentType, size: bytes.length });
     expect(created.status).toBe(201);
-    const up = await put(created.body.media.id, bytes, contentType);
+    const up = await put(created.body.id, bytes, contentType);
     expect(up.status).toBe(200);
-    expect(up.body.media.status).toBe('uploaded');
-    return { id: created.body.media.id, bytes };
+    expect(up.body.status).toBe('uploaded');
+    return { id: created.body.id, bytes };
   }
 
   it('derives checksum, dimensions and a thumbnail; replays return the first bodies; a redelivery derives nothing twice', async () => {
@@ -67,12 +67,12 @@ describe('media: upload → content → complete → worker derives (real proces
       createKey,
     );
     expect(created.status).toBe(201);
-    expect(created.body.media).toMatchObject({
+    expect(created.body).toMatchObject({
       status: 'awaiting_content',
       contentType: 'image/png',
       size: bytes.length,
     });
-    const id = created.body.media.id;
+    const id = created.body.id;
 
     expect((await put(id, bytes, 'image/png')).status).toBe(200);
     const key = randomUUID();
@@ -102,7 +102,7 @@ describe('media: upload → content → complete → worker derives (real proces
       'MEDIA_CONTENT_UPLOADED',
       'MEDIA_COMPLETED',
     ]);
-    const media = (await stack.client.get<{ media: Media }>(stack.ws(`/media/${id}`))).body.media;
+    const media = (await stack.client.get<Media>(stack.ws(`/media/${id}`))).body;
     expect(media).toMatchObject({
       status: 'ready',
       width: 300,
@@ -160,7 +160,7 @@ describe('media: upload → content → complete → worker derives (real proces
     const { id } = await uploaded('photo-640x480.jpg', 'image/jpeg');
     const accepted = await complete(id, randomUUID());
     await stack.waitForOperation(accepted.body.operation.id);
-    const media = (await stack.client.get<{ media: Media }>(stack.ws(`/media/${id}`))).body.media;
+    const media = (await stack.client.get<Media>(stack.ws(`/media/${id}`))).body;
     expect(media).toMatchObject({ status: 'ready', width: 640, height: 480, contentType: 'image/jpeg' });
     expect(media.thumbnail).toMatchObject({ width: 64, height: 48 });
 
@@ -193,7 +193,7 @@ describe('media: upload → content → complete → worker derives (real proces
   it('refuses content whose magic bytes do not match the declared type', async () => {
     const jpeg = await stack.simBytes('x-32x32.jpg');
     const created = await create({ filename: 'x.png', contentType: 'image/png', size: jpeg.length });
-    const wrong = await put(created.body.media.id, jpeg, 'image/png');
+    const wrong = await put(created.body.id, jpeg, 'image/png');
     expect(wrong.status).toBe(422);
     expect(wrong.body).toMatchObject({
       code: 'MEDIA_TYPE_MISMATCH',
@@ -203,12 +203,12 @@ describe('media: upload → content → complete → worker derives (real proces
 
     const html = Buffer.from('<html><script>alert(1)</script></html>');
     const h = await create({ filename: 'x.png', contentType: 'image/png', size: html.length });
-    const notImage = await put(h.body.media.id, html, 'application/octet-stream');
+    const notImage = await put(h.body.id, html, 'application/octet-stream');
     expect(notImage.status).toBe(422);
     expect(notImage.body).toMatchObject({ code: 'MEDIA_TYPE_MISMATCH', detectedType: null });
     // Nothing was stored, and the upload cannot be completed.
-    expect(await stack.readObject(h.body.media.objectKey)).toBeNull();
-    expect((await complete(h.body.media.id, randomUUID())).body).toMatchObject({
+    expect(await stack.readObject(h.body.objectKey)).toBeNull();
+    expect((await complete(h.body.id, randomUUID())).body).toMatchObject({
       code: 'MEDIA_STATE_CONFLICT',
     });
 
@@ -226,12 +226,12 @@ describe('media: upload → content → complete → worker derives (real proces
     const big = await stack.simBytes('noise-400x400.png?noise=1');
     expect(big.length).toBeGreaterThan(MAX_BYTES);
     const created = await create({ filename: 'n.png', contentType: 'image/png', size: 1000 });
-    const res = await put(created.body.media.id, big, 'image/png');
+    const res = await put(created.body.id, big, 'image/png');
     expect(res.status).toBe(413);
 
     // Within the limit but not what was declared.
     const small = await stack.simBytes('s-16x16.png');
-    const mismatch = await put(created.body.media.id, small, 'image/png');
+    const mismatch = await put(created.body.id, small, 'image/png');
     expect(mismatch.status).toBe(422);
     expect(mismatch.body).toMatchObject({ code: 'MEDIA_SIZE_MISMATCH' });
   });

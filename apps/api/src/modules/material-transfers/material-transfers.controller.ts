@@ -46,6 +46,6 @@ export class MaterialTransfersController {
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Param('transferId', new ParseIdPipe('material transfer')) id: string,
   ) {
-    return { transfer: await this.transfers.get(auth, id) };
+    return this.transfers.get(auth, id);
   }
 }

@@ -54,7 +54,7 @@ export class MediaController {
   ) {
     const outcome = await this.media.createUpload(auth, idem, body);
     reply.header('location', `/v1/workspaces/${auth.workspaceId}/media/${outcome.result.id}`);
-    return new IdempotentResponse({ media: outcome.result }, outcome.replayed);
+    return new IdempotentResponse(outcome.result, outcome.replayed);
   }
 
   // Not an Idempotency-Key route: PUT of the same bytes is naturally idempotent, and the body is
@@ -68,7 +68,7 @@ export class MediaController {
     @Body() body: unknown,
   ) {
     if (!Buffer.isBuffer(body)) throw new MediaTypeUnsupportedError();
-    return { media: await this.media.uploadContent(auth, id, contentLength, body) };
+    return this.media.uploadContent(auth, id, contentLength, body);
   }
 
   @Post(':mediaId/complete')
@@ -98,6 +98,6 @@ export class MediaController {
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Param('mediaId', new ParseIdPipe('media')) id: string,
   ) {
-    return { media: await this.media.get(auth, id) };
+    return this.media.get(auth, id);
   }
 }

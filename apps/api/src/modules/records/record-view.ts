@@ -11,11 +11,15 @@ export interface RecordView {
   revisionCreatedAt: string;
 }
 
+/** How a feature execution is stored (feature_executions.status). */
+export type StoredExecutionStatus = 'PENDING' | 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'BLOCKED';
+
 export interface FeatureExecutionView {
   id: string;
   featureId: string;
   mode: 'local' | 'blocked_external' | 'outbox';
-  status: 'PENDING' | 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'BLOCKED';
+  /** Lower case like every other status of the API (stored upper case in feature_executions). */
+  status: 'pending' | 'running' | 'succeeded' | 'failed' | 'blocked';
   baseRevision: number;
   resultRevision: number | null;
   createdAt: string;

@@ -3,7 +3,7 @@ import { Database } from '@listing/db';
 import { featureExecutions, recordRevisions, records, sql, type SqlRow } from '@listing/db';
 import { afterCursor, pageOrder } from '../../common/page-cursor';
 import { IntegrityError } from '../../common/domain-errors';
-import type { FeatureExecutionView, RecordView, RevisionSnapshot } from './record-view';
+import type { FeatureExecutionView, RecordView, RevisionSnapshot, StoredExecutionStatus } from './record-view';
 
 type RevisionRow = Pick<
   SqlRow<typeof recordRevisions>,
@@ -123,7 +123,7 @@ export class RecordsRepository {
     recordId: string;
     featureId: string;
     mode: FeatureExecutionView['mode'];
-    status: FeatureExecutionView['status'];
+    status: StoredExecutionStatus;
     baseRevision: number;
     resultRevision: number | null;
     createdBy: string;
@@ -196,7 +196,7 @@ function toExecutionView(row: ExecutionRow): FeatureExecutionView {
     id: row.id,
     featureId: row.feature_id,
     mode: row.mode,
-    status: row.status,
+    status: row.status.toLowerCase() as FeatureExecutionView['status'],
     baseRevision: row.base_revision,
     resultRevision: row.result_revision,
     createdAt: new Date(row.created_at).toISOString(),

@@ -3,7 +3,12 @@ import { Database } from '@listing/db';
 import { featureExecutions, recordRevisions, records, sql, type SqlRow } from '@listing/db';
 import { afterCursor, pageOrder } from '../../common/page-cursor';
 import { IntegrityError } from '../../common/domain-errors';
-import type { FeatureExecutionView, RecordView, RevisionSnapshot, StoredExecutionStatus } from './record-view';
+import type {
+  FeatureExecutionView,
+  RecordView,
+  RevisionSnapshot,
+  StoredExecutionStatus,
+} from './record-view';
 
 type RevisionRow = Pick<
   SqlRow<typeof recordRevisions>,

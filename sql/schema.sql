@@ -416,7 +416,8 @@ CREATE TABLE public.auth_access_tokens (
     session_id uuid NOT NULL,
     user_id uuid NOT NULL,
     expires_at timestamp with time zone NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    used_at timestamp with time zone
 );
 
 ALTER TABLE public.auth_access_tokens OWNER TO listing_owner;

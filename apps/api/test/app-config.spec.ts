@@ -30,4 +30,20 @@ describe('loadConfig', () => {
       'loopback',
     ]);
   });
+
+  it('refuses the development refresh key in production, and a key shorter than 32 characters', () => {
+    const production = {
+      NODE_ENV: 'production',
+      IDEMPOTENCY_FINGERPRINT_KEYS: 'k1:a-real-secret-of-some-length',
+      IDEMPOTENCY_FINGERPRINT_KEY_ID: 'k1',
+      CREDENTIAL_KEYS: 'k1:QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE=',
+      CREDENTIAL_KEY_ID: 'k1',
+    };
+    expect(() => loadConfig(production)).toThrow(/AUTH_REFRESH_KEY: set a real secret in production/);
+    expect(loadConfig({ ...production, AUTH_REFRESH_KEY: 'x'.repeat(32) }).AUTH_REFRESH_KEY).toBe(
+      'x'.repeat(32),
+    );
+    expect(() => loadConfig({ AUTH_REFRESH_KEY: 'short' })).toThrow(/AUTH_REFRESH_KEY/);
+    expect(loadConfig({}).AUTH_REFRESH_GRACE_SECONDS).toBe(30);
+  });
 });

@@ -4,6 +4,7 @@ import { parseTrustProxy } from './trust-proxy';
 // Store credentials at rest (AES-256-GCM): "id:base64-32-bytes,id2:..."; CREDENTIAL_KEY_ID
 // encrypts new versions, the others keep decrypting what they encrypted. The dev key is public.
 const DEV_CREDENTIAL_KEY = 'dev-1:4dry8Apx9duGMfxxJQr0pybdCzQbT3oTOK89ZtWjXUM=';
+const DEV_REFRESH_KEY = 'insecure-development-refresh-derivation-key';
 const platformFields = {
   CREDENTIAL_KEYS: z.string().min(1).default(DEV_CREDENTIAL_KEY),
   CREDENTIAL_KEY_ID: z.string().min(1).default('dev-1'),
@@ -54,6 +55,13 @@ const schema = z
       .int()
       .min(3600)
       .default(30 * 24 * 3600),
+    /**
+     * A refresh presented again this long after its rotation (the client lost the answer) gets
+     * the same new pair, while that pair is unused; 0: every reuse revokes the session.
+     */
+    AUTH_REFRESH_GRACE_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
+    /** Derives a rotation's new pair from the old refresh token, so a replay can answer it again. */
+    AUTH_REFRESH_KEY: z.string().min(32).default(DEV_REFRESH_KEY),
     RATE_LIMIT_AUTH_PER_MINUTE: z.coerce.number().int().min(1).default(30),
     /** Failed logins per account (email) per minute, whatever the client address: guessing one password. */
     RATE_LIMIT_LOGIN_PER_ACCOUNT_PER_MINUTE: z.coerce.number().int().min(1).default(10),
@@ -95,6 +103,13 @@ const schema = z
       });
     }
     refusePlatformDevDefaults(env, ctx);
+    if (env.NODE_ENV === 'production' && env.AUTH_REFRESH_KEY === DEV_REFRESH_KEY) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['AUTH_REFRESH_KEY'],
+        message: 'set a real secret in production',
+      });
+    }
     if (env.TEST_FAULTS && env.NODE_ENV !== 'test') {
       ctx.addIssue({
         code: 'custom',

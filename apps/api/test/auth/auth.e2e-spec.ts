@@ -23,7 +23,7 @@ describe('authentication', () => {
     const dump = JSON.stringify(
       (
         await t.owner.query(
-          'select * from auth_access_tokens union all select token_hash, session_id, null, null, created_at from auth_refresh_tokens',
+          'select token_hash, session_id, user_id, expires_at, created_at from auth_access_tokens union all select token_hash, session_id, null, null, created_at from auth_refresh_tokens',
         )
       ).rows,
     );
@@ -71,6 +71,66 @@ describe('authentication', () => {
     expect((await anon.post('/v1/auth/refresh', { refreshToken: rotated.body.refreshToken })).status).toBe(
       401,
     );
+  });
+
+  it('a refresh replayed within the grace window (its answer was lost) answers the same pair; the session lives on', async () => {
+    const user = await registerUser(api.url);
+    const anon = new ApiClient(api.url);
+    const first = await anon.post<{ accessToken: string; refreshToken: string }>('/v1/auth/refresh', {
+      refreshToken: user.refreshToken,
+    });
+    expect(first.status).toBe(200);
+    const replay = await anon.post('/v1/auth/refresh', { refreshToken: user.refreshToken });
+    expect(replay.status).toBe(200);
+    expect(replay.body).toEqual(first.body);
+    const fresh = new ApiClient(api.url, first.body.accessToken);
+    expect((await fresh.get('/v1/workspaces')).status).toBe(200);
+    // The pair is in use now: the same old token again is a leaked copy.
+    expect((await anon.post('/v1/auth/refresh', { refreshToken: user.refreshToken })).status).toBe(401);
+    expect((await fresh.get('/v1/workspaces')).status).toBe(401);
+  });
+
+  it('concurrent refreshes of one token all answer the same pair, which then works', async () => {
+    const user = await registerUser(api.url);
+    const anon = new ApiClient(api.url);
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        anon.post<{ accessToken: string; refreshToken: string }>('/v1/auth/refresh', {
+          refreshToken: user.refreshToken,
+        }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(6).fill(200));
+    expect(new Set(answers.map((a) => a.body.refreshToken)).size).toBe(1);
+    const { rows } = await t.owner.query(
+      `select count(*)::int as n from auth_refresh_tokens r join auth_sessions s on s.id = r.session_id
+        where s.user_id = $1`,
+      [user.userId],
+    );
+    expect(rows[0].n).toBe(2); // the first token and one successor, not six
+    const next = await anon.post('/v1/auth/refresh', { refreshToken: answers[0]!.body.refreshToken });
+    expect(next.status).toBe(200);
+  });
+
+  it('past the grace window a replay revokes the session, as any reuse', async () => {
+    const short = await startApi(t.info, {
+      RATE_LIMIT_AUTH_PER_MINUTE: '1000',
+      AUTH_REFRESH_GRACE_SECONDS: '1',
+    });
+    try {
+      const user = await registerUser(short.url);
+      const anon = new ApiClient(short.url);
+      const first = await anon.post<{ accessToken: string }>('/v1/auth/refresh', {
+        refreshToken: user.refreshToken,
+      });
+      expect(first.status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 1600));
+      const late = await anon.post('/v1/auth/refresh', { refreshToken: user.refreshToken });
+      expect(late.status).toBe(401);
+      expect((await new ApiClient(short.url, first.body.accessToken).get('/v1/workspaces')).status).toBe(401);
+    } finally {
+      await short.close();
+    }
   });
 
   it('logout ends the session: its access token and its refresh token stop working, other sessions do not', async () => {

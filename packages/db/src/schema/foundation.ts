@@ -38,6 +38,8 @@ export const authAccessTokens = pgTable('auth_access_tokens', {
   userId: uuid('user_id').notNull(),
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   createdAt: createdAt(),
+  /** The first request that presented it (sql/020): a refresh replay is answered only before. */
+  usedAt: timestamp('used_at', { withTimezone: true }),
 });
 
 export const workspaces = pgTable('workspaces', {

@@ -38,8 +38,11 @@ export class AuthGuard implements CanActivate {
     const match = typeof header === 'string' ? /^bearer +([A-Za-z0-9_-]{20,200}) *$/i.exec(header) : null;
     if (!match) throw new UnauthenticatedError();
     if (workspaceId !== null && !UUID_RE.test(workspaceId)) throw new WorkspaceNotFoundError();
-    const found = await this.repository.authenticate(hashToken(match[1]!), workspaceId);
+    const tokenHash = hashToken(match[1]!);
+    const found = await this.repository.authenticate(tokenHash, workspaceId);
     if (!found) throw new UnauthenticatedError();
+    // Once per token: a refresh replayed later must know the pair it answered is in use.
+    if (found.firstUse) await this.repository.markAccessTokenUsed(tokenHash);
     if (workspaceId !== null && !found.role) throw new WorkspaceNotFoundError();
     return {
       userId: found.userId,

@@ -4,7 +4,7 @@ import { Database } from '@listing/db';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { EmailTakenError, InvalidCredentialsError, InvalidRefreshTokenError } from './auth.errors';
 import { AuthRepository } from './auth.repository';
-import { ACCESS_PREFIX, REFRESH_PREFIX, hashToken, newToken } from './opaque-token';
+import { ACCESS_PREFIX, REFRESH_PREFIX, hashToken, newToken, successorTokens } from './opaque-token';
 import { PasswordHasher } from './password-hasher';
 
 /**
@@ -64,16 +64,25 @@ export class AuthService {
   }
 
   /**
-   * Rotates the refresh token. A used token presented again means a copy leaked: the session is
-   * revoked (committed) and the request refused.
+   * Rotates the refresh token. The same token presented again within AUTH_REFRESH_GRACE_SECONDS,
+   * while the pair it got is untouched, answers that pair again: the client lost the answer and
+   * retried. Otherwise a used token presented again means a copy leaked: the session is revoked
+   * (committed) and the request refused.
    */
   async refresh(refreshToken: string): Promise<TokenPair> {
     const hash = hashToken(refreshToken);
     const outcome = await this.db.transaction(async () => {
       const used = await this.repository.useRefreshToken(hash);
-      if (used) return { tokens: await this.issueTokens(used.sessionId, used.userId) };
+      if (used) return { tokens: await this.issueSuccessor(used.sessionId, used.userId, refreshToken) };
       const known = await this.repository.findRefreshToken(hash);
-      if (known?.used) await this.repository.revokeSession(known.sessionId);
+      if (!known?.used) return { tokens: undefined };
+      if (known.usedSecondsAgo! <= this.config.AUTH_REFRESH_GRACE_SECONDS) {
+        const pair = successorTokens(this.config.AUTH_REFRESH_KEY, refreshToken);
+        if (await this.repository.successorUnused(known.sessionId, pair.refresh.hash, pair.access.hash)) {
+          return { tokens: this.tokenPair(pair.access.token, pair.refresh.token) };
+        }
+      }
+      await this.repository.revokeSession(known.sessionId);
       return { tokens: undefined };
     });
     if (!outcome.tokens) throw new InvalidRefreshTokenError();
@@ -91,9 +100,22 @@ export class AuthService {
     return this.issueTokens(sessionId, userId);
   }
 
-  private async issueTokens(sessionId: string, userId: string): Promise<TokenPair> {
-    const access = newToken(ACCESS_PREFIX);
-    const refresh = newToken(REFRESH_PREFIX);
+  private issueTokens(sessionId: string, userId: string): Promise<TokenPair> {
+    return this.storeTokens(sessionId, userId, newToken(ACCESS_PREFIX), newToken(REFRESH_PREFIX));
+  }
+
+  /** A rotation's pair, derived from the token it consumed (see successorTokens). */
+  private issueSuccessor(sessionId: string, userId: string, usedRefreshToken: string): Promise<TokenPair> {
+    const pair = successorTokens(this.config.AUTH_REFRESH_KEY, usedRefreshToken);
+    return this.storeTokens(sessionId, userId, pair.access, pair.refresh);
+  }
+
+  private async storeTokens(
+    sessionId: string,
+    userId: string,
+    access: { token: string; hash: Buffer },
+    refresh: { token: string; hash: Buffer },
+  ): Promise<TokenPair> {
     await this.repository.insertAccessToken(
       access.hash,
       sessionId,
@@ -101,9 +123,13 @@ export class AuthService {
       this.config.ACCESS_TOKEN_TTL_SECONDS,
     );
     await this.repository.insertRefreshToken(sessionId, refresh.hash);
+    return this.tokenPair(access.token, refresh.token);
+  }
+
+  private tokenPair(accessToken: string, refreshToken: string): TokenPair {
     return {
-      accessToken: access.token,
-      refreshToken: refresh.token,
+      accessToken,
+      refreshToken,
       tokenType: 'Bearer',
       expiresIn: this.config.ACCESS_TOKEN_TTL_SECONDS,
     };

@@ -30,15 +30,25 @@ stop_all() {
 }
 trap stop_all INT TERM EXIT
 
-# apps/api/roles.json maps each process role to its entry point and environment.
-# dispatcher and worker expose /metrics and health on their own ops port (the api serves its own).
+# apps/api/roles.json maps each process role to its entry point and environment. node hands the
+# fields over NUL-separated (a value may hold spaces), an empty field ending each role.
+# dispatcher and worker expose /metrics and health on their own ops port (the api serves its own);
+# an OPS_PORT in roles.json wins.
 declare -A ops_port=([dispatcher]="${DISPATCHER_OPS_PORT:-9101}" [worker]="${WORKER_OPS_PORT:-9102}")
-while read -r role entry envs; do
-  read -r -a role_env <<< "$envs"
-  if [ -n "${ops_port[$role]:-}" ]; then role_env+=("OPS_PORT=${ops_port[$role]}"); fi
-  run_role "$role" env "${role_env[@]}" node "apps/api/$entry"
-done < <(node -e '
+mapfile -d '' -t fields < <(node -e '
   for (const [role, { entry, env = {} }] of Object.entries(require("./apps/api/roles.json")))
-    console.log(role, entry, ...Object.entries(env).map(([k, v]) => `${k}=${v}`));')
+    for (const field of [role, entry, ...Object.entries(env).map(([k, v]) => `${k}=${v}`), ""])
+      process.stdout.write(field + "\0");')
+role="" entry="" role_env=()
+for field in "${fields[@]}"; do
+  if [ -n "$field" ] && [ -z "$role" ]; then role=$field
+  elif [ -n "$field" ] && [ -z "$entry" ]; then entry=$field
+  elif [ -n "$field" ]; then role_env+=("$field")
+  else
+    if [ -n "${ops_port[$role]:-}" ]; then role_env=("OPS_PORT=${ops_port[$role]}" "${role_env[@]}"); fi
+    run_role "$role" env "${role_env[@]}" node "apps/api/$entry"
+    role="" entry="" role_env=()
+  fi
+done
 # The first role to exit stops the rest: a half-running system hides failures.
 wait -n

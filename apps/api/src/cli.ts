@@ -44,11 +44,14 @@ async function main(argv: string[]): Promise<number> {
     logger: false,
     abortOnError: false,
   });
+  let code: number;
   try {
-    return await run(app.get(OutboxCli), group, command, target, values);
+    code = await run(app.get(OutboxCli), group, command, target, values);
   } finally {
-    await app.close();
+    // A retry that committed must not read as failed because a connection closed badly.
+    await app.close().catch((error: unknown) => console.error(`closing: ${(error as Error).message}`));
   }
+  return code;
 }
 
 async function run(

@@ -105,15 +105,32 @@ export interface RemoteStep<P, Plan, Result, Outcome extends StepOutcome> {
   exhausted(error: unknown): StepFailure;
   /** In a transaction bound to the workspace: the conditional failure transition. */
   fail(payload: P, failed: StepFailureContext<Plan>, context: JobContext): Promise<Outcome>;
+  /**
+   * 'call' (default 'any'): only the call's errors (and verdicts thrown anywhere) end in fail();
+   * an unexpected error of claim or settle is left to the outbox, which retries it and, once the
+   * attempts are used up, dead-letters the event (visible to operators; the dead-letter reaction
+   * settles the resource).
+   */
+  readonly failsOn?: 'any' | 'call';
+}
+
+/** Refused: the remote step must not run inside a transaction (the job needs `transaction: false`). */
+export class RemoteStepInTransactionError extends Error {
+  constructor(job: string) {
+    super(`job ${job} runs a remote step inside a transaction: define it with transaction: false`);
+    this.name = 'RemoteStepInTransactionError';
+  }
 }
 
 /**
  * Runs a remote step: claim (short transaction) → call (no transaction) → settle (short
  * transaction). A verdict, or a transient error on the last attempt, goes to fail() in a short
  * transaction; a transient error before that is rethrown for BullMQ to retry. settle() and
- * fail() record the event in the inbox (key `<job>:settle`) in their transaction: of two
- * deliveries of one event running at once (a stalled job redelivered while the first still
- * runs), only the first to commit settles.
+ * fail() each record the event in the inbox (keys `<job>:settle`, `<job>:fail`) in their
+ * transaction: of two deliveries of one event running at once (a stalled job redelivered while
+ * the first still runs), only the first to commit settles, and only the first to commit fails.
+ * A success after a failure still settles: the step's conditional transitions decide whether it
+ * may (a publication left outcome_unknown becomes published when the product id arrives).
  */
 export async function runRemoteStep<P, Plan, Result, Outcome extends StepOutcome>(
   db: Database,
@@ -121,23 +138,28 @@ export async function runRemoteStep<P, Plan, Result, Outcome extends StepOutcome
   payload: P,
   context: JobContext,
 ): Promise<Outcome | typeof SETTLED_ELSEWHERE> {
+  // Joined to an ambient transaction, the call would hold it (and its locks) open.
+  if (db.isInTransaction() || !context.workspaceId) throw new RemoteStepInTransactionError(context.job.name);
   const inWorkspace = <T>(fn: () => Promise<T>) => db.withWorkspace(context.workspaceId!, fn);
-  const settleOnce = (fn: () => Promise<Outcome>) =>
+  const once = (key: 'settle' | 'fail', fn: () => Promise<Outcome>) =>
     inWorkspace(async () =>
-      (await context.inboxOnce(`${context.job.name}:settle`)) ? fn() : SETTLED_ELSEWHERE,
+      (await context.inboxOnce(`${context.job.name}:${key}`)) ? fn() : SETTLED_ELSEWHERE,
     );
   let plan: Plan | undefined;
+  let calling = false;
   try {
     const claimed = await inWorkspace(() => step.claim(payload, context));
     if (claimed instanceof StepSkip) return claimed.outcome;
     plan = claimed;
+    calling = true;
     const result = await step.call(claimed, context);
-    return await settleOnce(() => step.settle(claimed, result, payload, context));
+    calling = false;
+    return await once('settle', () => step.settle(claimed, result, payload, context));
   } catch (error) {
     const verdict = error instanceof PermanentStepError ? error.failure : step.permanent?.(error);
-    if (!verdict && !isLastAttempt(context)) throw error; // transient: BullMQ retries
+    if (!verdict && (!isLastAttempt(context) || (step.failsOn === 'call' && !calling))) throw error;
     const failure = verdict ?? step.exhausted(error);
-    return settleOnce(() => step.fail(payload, { failure, plan, error }, context));
+    return once('fail', () => step.fail(payload, { failure, plan, error }, context));
   }
 }
 

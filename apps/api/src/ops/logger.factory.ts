@@ -97,16 +97,21 @@ export class PinoNestLogger implements LoggerService {
   }
 }
 
-/** Nest's `Logger.log({ msg, ...fields })` becomes one pino line with those fields. */
+/**
+ * Nest's `Logger.log({ msg: 'text', ...fields })` (our own structured calls: ids and codes) becomes
+ * one pino line with those fields; anything else, Nest's own messages and whatever a library
+ * logs, is printed as text, so no foreign object's fields reach the line.
+ */
 function line(message: unknown, context?: string): [Record<string, unknown>, string] {
+  const record = message as { msg?: unknown } | null;
   if (
-    typeof message === 'object' &&
-    message !== null &&
-    !Array.isArray(message) &&
-    !(message instanceof Error)
+    typeof record === 'object' &&
+    record !== null &&
+    !Array.isArray(record) &&
+    typeof record.msg === 'string'
   ) {
-    const { msg, ...fields } = message as Record<string, unknown>;
-    return [{ context, ...fields }, String(msg ?? '')];
+    const { msg, ...fields } = record as Record<string, unknown>;
+    return [{ ...fields, context }, msg as string];
   }
   return [{ context }, String(message)];
 }

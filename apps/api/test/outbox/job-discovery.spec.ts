@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { Injectable, Module, type Type } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { DeclareJobs, defineJob, OutboxHandler } from '@listing/outbox';
+import { ModulesContainer, NestFactory } from '@nestjs/core';
+import { DeclareJobs, declaredJobsOf, defineJob, OutboxHandler } from '@listing/outbox';
 import { z } from 'zod';
 import { AppModule } from '../../src/app.module';
+import { loadConfig } from '../../src/config/app-config';
 import { loadOutboxConfig } from '../../src/config/outbox-config';
 import { JobDiscovery } from '../../src/outbox/job-discovery';
 import { assertTopology, loadRoles, type Roles } from '../../src/outbox/worker-topology';
@@ -75,6 +76,33 @@ describe('the worker discovers its jobs from the DI graph', () => {
       expect(() => assertTopology(registry.definitions(), roles, undefined)).not.toThrow();
     } finally {
       await app.close();
+    }
+  });
+
+  it('the worker loads every module whose jobs the API can enqueue', async () => {
+    const declaring = async (app: { get(token: typeof ModulesContainer): ModulesContainer }) =>
+      [...app.get(ModulesContainer).values()]
+        .filter((m) => declaredJobsOf(m.metatype).length > 0)
+        .map((m) => m.metatype.name)
+        .sort();
+    const options = { logger: false as const, abortOnError: false };
+    const api = await NestFactory.createApplicationContext(
+      AppModule.forRole('api', loadConfig({ NODE_ENV: 'test' })),
+      options,
+    );
+    const worker = await NestFactory.createApplicationContext(
+      AppModule.forRole('worker', loadOutboxConfig({ NODE_ENV: 'test' })),
+      options,
+    );
+    try {
+      const inApi = await declaring(api);
+      expect(inApi.length).toBeGreaterThanOrEqual(6);
+      // A capability module an HTTP module imports but CAPABILITY_MODULES forgot would be
+      // enqueued by the API into a queue no worker declares: its operations pending forever.
+      expect(await declaring(worker)).toEqual(expect.arrayContaining(inApi));
+    } finally {
+      await api.close();
+      await worker.close();
     }
   });
 

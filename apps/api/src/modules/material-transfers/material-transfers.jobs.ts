@@ -60,6 +60,8 @@ type Outcome =
 @Injectable()
 export class MaterialTransferJob implements RemoteStep<Payload, TransferRow, Copied, Outcome> {
   private readonly logger = new Logger('material-transfers');
+  /** A failing claim or settle is the database's or a bug's: retried, then a dead letter. */
+  readonly failsOn = 'call';
   private readonly allowlist: readonly AllowEntry[];
 
   constructor(

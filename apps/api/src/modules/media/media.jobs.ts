@@ -60,6 +60,8 @@ type Outcome =
 @Injectable()
 export class MediaProcessJob implements RemoteStep<Payload, MediaRow, Derived, Outcome> {
   private readonly logger = new Logger('media');
+  /** A failing claim or settle is the database's or a bug's: retried, then a dead letter. */
+  readonly failsOn = 'call';
 
   constructor(
     private readonly db: Database,

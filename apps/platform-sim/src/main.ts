@@ -1,5 +1,6 @@
 import { loadSimConfig } from './config/sim-config';
 import { buildSimServer } from './sim-server';
+import { openSimState } from './state/open-sim-state';
 
 // Past this, a stuck connection must not keep a SIGTERM'd process alive.
 const SHUTDOWN_GRACE_MS = 5_000;
@@ -7,10 +8,23 @@ const SHUTDOWN_GRACE_MS = 5_000;
 /** Platform simulator process: `node apps/platform-sim/dist/main.js` (PORT default 4010). */
 async function main(): Promise<void> {
   const config = loadSimConfig();
-  const app = buildSimServer(config);
-  await app.listen({ port: config.PORT, host: config.HOST });
+  const state = await openSimState(config.SIM_STATE_FILE);
+  const app = buildSimServer(config, state);
+  try {
+    await app.listen({ port: config.PORT, host: config.HOST });
+  } catch (error) {
+    await app.close(); // releases the state file
+    throw error;
+  }
   app.log.info(
-    { host: config.HOST, port: config.PORT, adminAuth: config.SIM_ADMIN_TOKEN !== undefined },
+    {
+      host: config.HOST,
+      port: config.PORT,
+      adminAuth: config.SIM_ADMIN_TOKEN !== undefined,
+      stateFile: state.stateFile ?? null,
+      products: state.counters.productsCreated + state.counters.productsSeeded,
+      billingEntries: state.aiVendor.entries().length,
+    },
     'platform-sim listening',
   );
 

@@ -17,7 +17,10 @@ const GENERIC_CLIENT_ERRORS: Record<number, string> = {
   415: 'unsupported content type',
 };
 
-/** Builds the simulator app (not listening). State is in memory and owned by the returned instance. */
+/**
+ * Builds the simulator app (not listening). It owns `state` (in memory by default): closing the
+ * app closes the state's file, if it has one.
+ */
 export function buildSimServer(config: SimServerConfig, state = new SimState()): FastifyInstance {
   const app = Fastify({
     logger: { level: config.LOG_LEVEL, redact: ['req.headers.authorization'] },
@@ -52,5 +55,10 @@ export function buildSimServer(config: SimServerConfig, state = new SimState()):
   registerMediaRoutes(app, state);
   registerAiVendorRoutes(app, state, { publicUrl: config.SIM_PUBLIC_URL });
   registerAdminRoutes(app, state, { adminToken: config.SIM_ADMIN_TOKEN });
+  if (state.stateFile !== undefined) {
+    // Counters change all over the request path; the state file gets them once each response is out.
+    app.addHook('onResponse', async () => state.saveCounters());
+  }
+  app.addHook('onClose', async () => state.close());
   return app;
 }

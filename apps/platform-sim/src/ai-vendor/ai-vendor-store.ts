@@ -26,6 +26,24 @@ interface IdempotencyRecord {
   result: AiResult;
 }
 
+/** One billed call as a state file keeps it: the idempotency record and its ledger entry. */
+export interface SavedAiCall {
+  seq: number;
+  key: string;
+  kind: AiKind;
+  fingerprint: string;
+  result: AiResult;
+  entry: BillingEntry;
+}
+
+/**
+ * Where a durable simulator writes its AI calls (the state file); none in memory. Called before
+ * the in-memory write, in one transaction, so memory never holds what the file lacks.
+ */
+export interface AiVendorJournal {
+  aiCallBilled(call: SavedAiCall): void;
+}
+
 // Prices make the ledger look like a bill; their values only matter as "never charged twice".
 const PRICE_MICROS: Record<AiKind, number> = { text: 2_000, category: 1_000, image: 40_000 };
 
@@ -39,7 +57,18 @@ export class AiVendorStore {
   private ledger: BillingEntry[] = [];
   private readonly billedByKey = new Map<string, number>();
 
-  constructor(private readonly counters: SimCounters) {}
+  constructor(
+    private readonly counters: SimCounters,
+    private readonly journal?: AiVendorJournal,
+  ) {}
+
+  /** Takes over the calls a state file kept (in sequence order); ids continue after the last. */
+  restore(saved: readonly SavedAiCall[]): void {
+    for (const call of saved) {
+      this.seq = Math.max(this.seq, call.seq);
+      this.apply(call.key, call.kind, call.fingerprint, Object.freeze(call.result), call.entry);
+    }
+  }
 
   call(key: string, kind: AiKind, fingerprint: string, produce: () => Record<string, unknown>): AiCallResult {
     const existing = this.byKey.get(key);
@@ -55,9 +84,9 @@ export class AiVendorStore {
       this.counters.aiReplays += 1;
       return { status: 200, result: existing.result, replayed: true };
     }
-    this.seq += 1;
+    const seq = this.seq + 1;
     const entry: BillingEntry = {
-      entryId: `bill_${this.seq.toString().padStart(8, '0')}`,
+      entryId: `bill_${seq.toString().padStart(8, '0')}`,
       idempotencyKey: key,
       kind,
       units: 1,
@@ -66,13 +95,13 @@ export class AiVendorStore {
     };
     const result: AiResult = Object.freeze({
       ...produce(),
-      resultId: `air_${this.seq.toString().padStart(8, '0')}`,
+      resultId: `air_${seq.toString().padStart(8, '0')}`,
       kind,
       billingEntryId: entry.entryId,
     });
-    this.ledger.push(entry);
-    this.billedByKey.set(key, (this.billedByKey.get(key) ?? 0) + 1);
-    this.byKey.set(key, { kind, fingerprint, result });
+    this.journal?.aiCallBilled({ seq, key, kind, fingerprint, result, entry });
+    this.seq = seq;
+    this.apply(key, kind, fingerprint, result, entry);
     return { status: 200, result, replayed: false };
   }
 
@@ -97,5 +126,11 @@ export class AiVendorStore {
     this.byKey.clear();
     this.ledger = [];
     this.billedByKey.clear();
+  }
+
+  private apply(key: string, kind: AiKind, fingerprint: string, result: AiResult, entry: BillingEntry): void {
+    this.ledger.push(entry);
+    this.billedByKey.set(key, (this.billedByKey.get(key) ?? 0) + 1);
+    this.byKey.set(key, { kind, fingerprint, result });
   }
 }

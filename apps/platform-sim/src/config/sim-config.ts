@@ -11,6 +11,8 @@ const schema = z.object({
   SIM_ADMIN_TOKEN: z.string().min(8).optional(),
   // Base URL written into AI image results; defaults to the URL the request came in on.
   SIM_PUBLIC_URL: z.url().optional(),
+  // SQLite file keeping the state across restarts (relative to the cwd); unset: in memory.
+  SIM_STATE_FILE: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

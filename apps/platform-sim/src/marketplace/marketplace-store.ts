@@ -36,6 +36,23 @@ interface StoredProduct {
   product: Product;
 }
 
+/** A product as a state file keeps it: with the idempotency key that created it, if any. */
+export interface SavedProduct {
+  seq: number;
+  product: Product;
+  idempotency: { key: string; fingerprint: string } | null;
+  removed: boolean;
+}
+
+/**
+ * Where a durable simulator writes its products (the state file); none in memory. Each call is
+ * one transaction, made before the in-memory write, so memory never holds what the file lacks.
+ */
+export interface MarketplaceJournal {
+  productsInserted(products: ReadonlyArray<Omit<SavedProduct, 'removed'>>): void;
+  productRemoved(seq: number): void;
+}
+
 interface IdempotencyRecord {
   fingerprint: string;
   product: Product;
@@ -58,7 +75,21 @@ export class MarketplaceStore {
   /** Stores whose listing misbehaves (tests): every page points back to the first one. */
   private readonly loopingStores = new Set<string>();
 
-  constructor(private readonly counters: SimCounters) {}
+  constructor(
+    private readonly counters: SimCounters,
+    private readonly journal?: MarketplaceJournal,
+  ) {}
+
+  /** Takes over the products a state file kept (in sequence order); ids continue after the last. */
+  restore(saved: readonly SavedProduct[]): void {
+    for (const { seq, product, idempotency, removed } of saved) {
+      const frozen = Object.freeze(product);
+      this.seq = Math.max(this.seq, seq);
+      if (idempotency)
+        this.byKey.set(idempotency.key, { fingerprint: idempotency.fingerprint, product: frozen });
+      if (!removed) this.place(seq, frozen);
+    }
+  }
 
   setCursorLoop(storeExternalId: string, on: boolean): void {
     if (on) this.loopingStores.add(storeExternalId);
@@ -80,7 +111,11 @@ export class MarketplaceStore {
       this.counters.productReplays += 1;
       return { status: 201, product: existing.product, replayed: true };
     }
-    const product = this.insert(storeExternalId, input, 'api');
+    const seq = this.seq + 1;
+    const product = newProduct(seq, storeExternalId, input, 'api');
+    this.journal?.productsInserted([{ seq, product, idempotency: { key, fingerprint } }]);
+    this.seq = seq;
+    this.place(seq, product);
     this.byKey.set(key, { fingerprint, product });
     this.counters.productsCreated += 1;
     return { status: 201, product, replayed: false };
@@ -88,15 +123,19 @@ export class MarketplaceStore {
 
   /** Adds `count` online products to a store, as if created on the marketplace by other means. */
   seed(storeExternalId: string, count: number, titlePrefix: string): Product[] {
-    const created: Product[] = [];
-    for (let i = 0; i < count; i += 1) {
-      const n = this.countFor(storeExternalId) + 1;
-      created.push(
-        this.insert(storeExternalId, { title: `${titlePrefix} ${n}`, price: (n % 100) + 0.99 }, 'seed'),
-      );
+    const before = this.countFor(storeExternalId);
+    const created: Array<{ seq: number; product: Product; idempotency: null }> = [];
+    for (let i = 1; i <= count; i += 1) {
+      const n = before + i;
+      const input = { title: `${titlePrefix} ${n}`, price: (n % 100) + 0.99 };
+      const seq = this.seq + i;
+      created.push({ seq, product: newProduct(seq, storeExternalId, input, 'seed'), idempotency: null });
     }
+    this.journal?.productsInserted(created);
+    for (const { seq, product } of created) this.place(seq, product);
+    this.seq += count;
     this.counters.productsSeeded += count;
-    return created;
+    return created.map((c) => c.product);
   }
 
   /** Products in creation order; the cursor is the last sequence number seen, so pages stay stable while products are added. */
@@ -121,6 +160,7 @@ export class MarketplaceStore {
     const rows = this.byStore.get(storeExternalId) ?? [];
     const at = rows.findIndex((r) => r.product.productId === productId);
     if (at < 0) return false;
+    this.journal?.productRemoved(rows[at].seq);
     rows.splice(at, 1); // rows stay in sequence order: the cursor search still works
     return true;
   }
@@ -146,26 +186,31 @@ export class MarketplaceStore {
     this.loopingStores.clear();
   }
 
-  private insert(storeExternalId: string, input: ProductInput, source: Product['source']): Product {
-    this.seq += 1;
-    const seq = this.seq;
-    const { title, price, images, ...extra } = input;
-    const product: Product = Object.freeze({
-      ...extra,
-      productId: `prd_${seq.toString().padStart(8, '0')}`,
-      storeExternalId,
-      title,
-      price: price ?? null,
-      images: [...(images ?? [])],
-      status: 'online',
-      source,
-      createdAt: new Date().toISOString(),
-    });
-    const rows = this.byStore.get(storeExternalId) ?? [];
+  private place(seq: number, product: Product): void {
+    const rows = this.byStore.get(product.storeExternalId) ?? [];
     rows.push({ seq, product });
-    this.byStore.set(storeExternalId, rows);
-    return product;
+    this.byStore.set(product.storeExternalId, rows);
   }
+}
+
+function newProduct(
+  seq: number,
+  storeExternalId: string,
+  input: ProductInput,
+  source: Product['source'],
+): Product {
+  const { title, price, images, ...extra } = input;
+  return Object.freeze({
+    ...extra,
+    productId: `prd_${seq.toString().padStart(8, '0')}`,
+    storeExternalId,
+    title,
+    price: price ?? null,
+    images: [...(images ?? [])],
+    status: 'online',
+    source,
+    createdAt: new Date().toISOString(),
+  });
 }
 
 function encodeCursor(seq: number): string {

@@ -40,6 +40,32 @@ export interface KeyCounters {
   billingEntries: number;
 }
 
+/** The per-key counters, by the name a state file stores them under. */
+export type KeyCounterName = 'productCreateCalls' | 'aiCalls';
+
+export interface KeyCount {
+  counter: KeyCounterName;
+  key: string;
+  value: number;
+}
+
+const SCALARS = [
+  'verifyCalls',
+  'verifyFailures',
+  'productCreateCalls',
+  'productsCreated',
+  'productsSeeded',
+  'productReplays',
+  'productConflicts',
+  'productListCalls',
+  'aiCalls',
+  'aiReplays',
+  'aiConflicts',
+  'mediaRequests',
+  'redirects',
+] as const;
+const FAULTS = ['errors', 'timeouts', 'drops', 'delayed'] as const;
+
 export class SimCounters {
   verifyCalls = 0;
   verifyFailures = 0;
@@ -57,6 +83,11 @@ export class SimCounters {
   readonly faults: FaultCounters = { errors: 0, timeouts: 0, drops: 0, delayed: 0 };
   readonly productCreateCallsByKey = new Map<string, number>();
   readonly aiCallsByKey = new Map<string, number>();
+  // Keys whose count changed since the state file last saved them (unused in memory).
+  private readonly unsavedKeys = new Map<KeyCounterName, Set<string>>([
+    ['productCreateCalls', new Set()],
+    ['aiCalls', new Set()],
+  ]);
 
   /** Back to zero in place, so the stores holding this instance see the reset. */
   reset(): void {
@@ -66,10 +97,43 @@ export class SimCounters {
   countProductCreateCall(key: string): void {
     this.productCreateCalls += 1;
     this.productCreateCallsByKey.set(key, (this.productCreateCallsByKey.get(key) ?? 0) + 1);
+    this.unsavedKeys.get('productCreateCalls')?.add(key);
   }
 
   countAiCall(key: string): void {
     this.aiCalls += 1;
     this.aiCallsByKey.set(key, (this.aiCallsByKey.get(key) ?? 0) + 1);
+    this.unsavedKeys.get('aiCalls')?.add(key);
+  }
+
+  /** Every scalar counter by name (`faults.errors` for the fault counters), for the state file. */
+  values(): Map<string, number> {
+    const out = new Map<string, number>(SCALARS.map((name) => [name, this[name]]));
+    for (const name of FAULTS) out.set(`faults.${name}`, this.faults[name]);
+    return out;
+  }
+
+  /** Per-key counts changed since `markKeysSaved`. */
+  unsavedKeyCounts(): KeyCount[] {
+    const out: KeyCount[] = [];
+    for (const [counter, keys] of this.unsavedKeys) {
+      const byKey = counter === 'aiCalls' ? this.aiCallsByKey : this.productCreateCallsByKey;
+      for (const key of keys) out.push({ counter, key, value: byKey.get(key) ?? 0 });
+    }
+    return out;
+  }
+
+  markKeysSaved(): void {
+    for (const keys of this.unsavedKeys.values()) keys.clear();
+  }
+
+  /** Takes over what a state file kept; names it does not know are ignored. */
+  restore(values: ReadonlyMap<string, number>, keyCounts: readonly KeyCount[]): void {
+    for (const name of SCALARS) this[name] = values.get(name) ?? 0;
+    for (const name of FAULTS) this.faults[name] = values.get(`faults.${name}`) ?? 0;
+    for (const { counter, key, value } of keyCounts) {
+      if (counter === 'aiCalls') this.aiCallsByKey.set(key, value);
+      else if (counter === 'productCreateCalls') this.productCreateCallsByKey.set(key, value);
+    }
   }
 }

@@ -1066,6 +1066,18 @@ CREATE INDEX ai_tasks_page_idx ON public.ai_tasks USING btree (workspace_id, dat
 CREATE INDEX audit_events_entity_idx ON public.audit_events USING btree (workspace_id, entity_type, entity_id, created_at);
 
 --
+-- Name: audit_events_page_idx; Type: INDEX; Schema: public; Owner: listing_owner
+--
+
+CREATE INDEX audit_events_page_idx ON public.audit_events USING btree (workspace_id, date_trunc('milliseconds'::text, (created_at AT TIME ZONE 'UTC'::text)), id);
+
+--
+-- Name: audit_events_resource_page_idx; Type: INDEX; Schema: public; Owner: listing_owner
+--
+
+CREATE INDEX audit_events_resource_page_idx ON public.audit_events USING btree (workspace_id, entity_type, entity_id, date_trunc('milliseconds'::text, (created_at AT TIME ZONE 'UTC'::text)), id);
+
+--
 -- Name: auth_access_tokens_expiry_idx; Type: INDEX; Schema: public; Owner: listing_owner
 --
 
@@ -1262,6 +1274,18 @@ CREATE INDEX workspace_invitations_by_email ON public.workspace_invitations USIN
 --
 
 CREATE UNIQUE INDEX workspace_invitations_open ON public.workspace_invitations USING btree (workspace_id, email) WHERE ((accepted_at IS NULL) AND (declined_at IS NULL));
+
+--
+-- Name: workspace_invitations_open_page_idx; Type: INDEX; Schema: public; Owner: listing_owner
+--
+
+CREATE INDEX workspace_invitations_open_page_idx ON public.workspace_invitations USING btree (workspace_id, date_trunc('milliseconds'::text, (created_at AT TIME ZONE 'UTC'::text)), id) WHERE ((accepted_at IS NULL) AND (declined_at IS NULL));
+
+--
+-- Name: workspace_members_page_idx; Type: INDEX; Schema: public; Owner: listing_owner
+--
+
+CREATE INDEX workspace_members_page_idx ON public.workspace_members USING btree (workspace_id, date_trunc('milliseconds'::text, (created_at AT TIME ZONE 'UTC'::text)), user_id);
 
 --
 -- Name: workspace_members_user_idx; Type: INDEX; Schema: public; Owner: listing_owner

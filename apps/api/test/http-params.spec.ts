@@ -1,5 +1,11 @@
 import { IfMatchRequiredError } from '../src/common/domain-errors';
-import { IfMatchInvalidError, parseIfMatch, revisionMatches } from '../src/common/http-params';
+import {
+  contentEtagOf,
+  IfMatchInvalidError,
+  ifNoneMatchHits,
+  parseIfMatch,
+  revisionMatches,
+} from '../src/common/http-params';
 
 describe('If-Match (RFC 9110 §13.1.1)', () => {
   const matches = (header: string, revision: number) =>
@@ -37,5 +43,22 @@ describe('If-Match (RFC 9110 §13.1.1)', () => {
   it('a plain number (a worker applying a result) is one revision', () => {
     expect(revisionMatches(3, 3)).toBe(true);
     expect(revisionMatches(3, 4)).toBe(false);
+  });
+});
+
+describe('If-None-Match (RFC 9110 §13.1.2) on downloads', () => {
+  const etag = contentEtagOf('ab12');
+
+  it('names the bytes by their tag, compared weakly, alone or in a list, or by *', () => {
+    expect(etag).toBe('"ab12"');
+    for (const header of ['"ab12"', ' "ab12" ', 'W/"ab12"', '"x", "ab12"', '"x",W/"ab12"', '*']) {
+      expect({ header, hit: ifNoneMatchHits(header, etag) }).toEqual({ header, hit: true });
+    }
+  });
+
+  it('anything else, malformed or absent, matches nothing: the bytes are sent', () => {
+    for (const header of [undefined, '', '"ab1"', '"AB12"', 'ab12', '"ab12', '"x" "ab12"', 'W/ab12']) {
+      expect({ header, hit: ifNoneMatchHits(header, etag) }).toEqual({ header, hit: false });
+    }
   });
 });

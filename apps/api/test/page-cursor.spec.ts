@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { decodeCursor, decodeKeyCursor, encodeCursor } from '../src/common/page-cursor';
+import {
+  decodeCursor,
+  decodeKeyCursor,
+  decodeRevisionCursor,
+  encodeCursor,
+  encodeRevisionCursor,
+  toPageBy,
+} from '../src/common/page-cursor';
 import { ValidationFailedError } from '../src/common/domain-errors';
 
 const crafted = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -40,5 +47,21 @@ describe('list cursors', () => {
 
   it('refuses text that is not base64url JSON', () => {
     expect(() => decodeCursor('nonsense')).toThrow(ValidationFailedError);
+  });
+
+  it('a revision cursor round-trips, and anything but a revision number is a 422', () => {
+    expect(decodeRevisionCursor(encodeRevisionCursor(7))).toBe(7);
+    expect(decodeRevisionCursor(undefined)).toBeUndefined();
+    for (const r of [0, -1, 1.5, 2_147_483_648, '3', null]) {
+      expect(() => decodeRevisionCursor(crafted({ r }))).toThrow(ValidationFailedError);
+    }
+    expect(() => decodeRevisionCursor(crafted({ k: 3 }))).toThrow(ValidationFailedError);
+  });
+
+  it('a page by any key: the next cursor names its last row, none on the last page', () => {
+    const rows = [5, 4, 3];
+    expect(toPageBy(rows, 2, (r) => `after-${r}`)).toEqual({ items: [5, 4], nextCursor: 'after-4' });
+    expect(toPageBy(rows, 3, (r) => `after-${r}`)).toEqual({ items: rows, nextCursor: null });
+    expect(toPageBy([], 3, (r) => `after-${r}`)).toEqual({ items: [], nextCursor: null });
   });
 });

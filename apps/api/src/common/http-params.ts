@@ -75,3 +75,21 @@ export function parseIfMatch(header: string | undefined, required: boolean): Rev
   if (!tags.length) throw new IfMatchInvalidError();
   return revisions;
 }
+
+/** ETag of stored bytes: a strong entity tag holding their hex SHA-256. */
+export const contentEtagOf = (sha256: string) => `"${sha256}"`;
+
+/**
+ * Whether If-None-Match (RFC 9110 §13.1.2) names `etag`, so a GET answers 304: `*` (the bytes
+ * exist), or a list holding the tag, compared weakly (`W/"x"` matches `"x"`). A header that is
+ * absent or not entity tags matches nothing: the bytes are sent.
+ */
+export function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  if (header.trim() === '*') return true;
+  const opaque = ENTITY_TAG.exec(etag)?.[2];
+  return header.split(',').some((tag) => {
+    const m = ENTITY_TAG.exec(tag.trim());
+    return m !== null && m[2] === opaque;
+  });
+}

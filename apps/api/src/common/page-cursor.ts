@@ -60,9 +60,18 @@ export function pageOrder(createdAt: SQL = sql`created_at`, id: SQL = sql`id`): 
 
 /** Cuts a `limit + 1` fetch into a page and its next cursor. */
 export function toPage<T extends { id: string; createdAt: string }>(rows: T[], limit: number) {
+  return toPageBy(rows, limit, encodeCursor);
+}
+
+/** Cuts a `limit + 1` fetch into a page; the next cursor is `cursorOf` the page's last row. */
+export function toPageBy<T>(
+  rows: T[],
+  limit: number,
+  cursorOf: (last: T) => string,
+): { items: T[]; nextCursor: string | null } {
   const items = rows.slice(0, limit);
   const last = items.at(-1);
-  return { items, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
+  return { items, nextCursor: rows.length > limit && last !== undefined ? cursorOf(last) : null };
 }
 
 /** One page newest first: fetches `limit + 1` rows after the decoded cursor (422 if it is invalid). */
@@ -85,6 +94,23 @@ export function decodeKeyCursor(cursor: string | undefined): string | undefined 
     const { k } = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as { k: unknown };
     if (typeof k !== 'string' || k.length > 200 || !isStorable(k)) throw new Error('shape');
     return k;
+  } catch {
+    throw new ValidationFailedError([{ path: 'cursor', message: 'invalid cursor' }]);
+  }
+}
+
+/** Keyset cursor over a record's revision number (revisions list newest first), opaque to clients. */
+export function encodeRevisionCursor(revision: number): string {
+  return Buffer.from(JSON.stringify({ r: revision })).toString('base64url');
+}
+
+export function decodeRevisionCursor(cursor: string | undefined): number | undefined {
+  if (!cursor) return undefined;
+  try {
+    const { r } = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as { r: unknown };
+    // It ends up compared with an integer column: anything PostgreSQL could refuse is a 422 here.
+    if (typeof r !== 'number' || !Number.isInteger(r) || r < 1 || r > 2_147_483_647) throw new Error('shape');
+    return r;
   } catch {
     throw new ValidationFailedError([{ path: 'cursor', message: 'invalid cursor' }]);
   }

@@ -4,6 +4,7 @@ import { OUTBOX_CONFIG, outboxDatabaseUrl, type OutboxConfig } from './config/ou
 import { InfrastructureModule } from './infrastructure/infrastructure.module';
 import { AiTasksHttpModule } from './modules/ai-tasks/ai-tasks-http.module';
 import { AiTasksModule } from './modules/ai-tasks/ai-tasks.module';
+import { AuditHttpModule } from './modules/audit/audit-http.module';
 import { AuthModule } from './modules/auth/auth.module';
 import { HealthModule } from './modules/health/health.module';
 import { IdempotencyModule } from './modules/idempotency/idempotency.module';
@@ -58,6 +59,7 @@ const HTTP_MODULES: Array<Type | DynamicModule> = [
   AiTasksHttpModule,
   MediaHttpModule,
   MaterialTransfersHttpModule,
+  AuditHttpModule,
 ];
 
 /**

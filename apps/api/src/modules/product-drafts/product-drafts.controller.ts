@@ -22,6 +22,7 @@ import { ParseIdPipe, ParseRevisionPipe, etagOf, parseIfMatch } from '../../comm
 import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { ApiDoc } from '../../common/api-doc.decorator';
+import { pageQuerySchema, type PageQuery } from '../../common/page-query';
 import { AuthGuard } from '../auth/auth.guard';
 import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
 import {
@@ -123,6 +124,16 @@ export class ProductDraftsController {
     const view = await this.drafts.get(auth, id);
     reply.header('etag', etagOf(view.revision));
     return view;
+  }
+
+  @Get(':draftId/revisions')
+  @ApiDoc({ summary: "A draft's revisions, newest first (each as GET …/revisions/{revision} answers it)" })
+  listRevisions(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @Param('draftId', new ParseIdPipe('product draft')) id: string,
+    @Query(new ZodValidationPipe(pageQuerySchema)) query: PageQuery,
+  ) {
+    return this.drafts.listRevisions(auth, id, query);
   }
 
   @Get(':draftId/revisions/:revision')

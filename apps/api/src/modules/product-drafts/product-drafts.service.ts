@@ -7,7 +7,8 @@ import {
 } from '@listing/idempotency';
 import { ResourceNotFoundError, ValidationFailedError } from '../../common/domain-errors';
 import { UnknownFeatureError } from './product-drafts.errors';
-import { keysetPage } from '../../common/page-cursor';
+import { decodeRevisionCursor, encodeRevisionCursor, keysetPage, toPageBy } from '../../common/page-cursor';
+import type { PageQuery } from '../../common/page-query';
 import type { RevisionCondition } from '../../common/http-params';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { MediaUsage } from '../media/media-usage.service';
@@ -124,6 +125,23 @@ export class ProductDraftsService {
       const view = await this.kernel.findRevision(PRODUCT_DRAFT_MODULE, id, revision);
       if (!view) throw new ResourceNotFoundError('revision');
       return view;
+    });
+  }
+
+  /** A draft's revisions newest first (each as GET …/revisions/{n} answers it). */
+  listRevisions(
+    auth: WorkspaceAuthContext,
+    id: string,
+    query: PageQuery,
+  ): Promise<{ items: RecordView[]; nextCursor: string | null }> {
+    const before = decodeRevisionCursor(query.cursor);
+    return this.db.withWorkspace(auth.workspaceId, async () => {
+      const rows = await this.kernel.listRevisions(PRODUCT_DRAFT_MODULE, id, query.limit + 1, before);
+      // Every draft has revision 1: none at all is no draft (or a cursor past its first revision).
+      if (!rows.length && !(await this.kernel.findCurrent(PRODUCT_DRAFT_MODULE, id))) {
+        throw new ResourceNotFoundError('product draft');
+      }
+      return toPageBy(rows, query.limit, (last) => encodeRevisionCursor(last.revision));
     });
   }
 

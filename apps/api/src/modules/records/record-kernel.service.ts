@@ -48,6 +48,11 @@ export class RecordKernelService {
     return this.records.listCurrent(...args);
   }
 
+  /** A record's revisions newest first, below `before` when given (none for an unknown record). */
+  listRevisions(moduleCode: string, id: string, limit: number, before?: number): Promise<RecordView[]> {
+    return this.records.listRevisions(moduleCode, id, limit, before);
+  }
+
   /** Locks the head row (in the caller's transaction): its revision and payload as of now. */
   lockHead(moduleCode: string, id: string): ReturnType<RecordsRepository['lockHead']> {
     return this.records.lockHead(moduleCode, id);

@@ -121,6 +121,23 @@ export class RecordsRepository {
     );
   }
 
+  /**
+   * A record's revisions newest first, below revision `before` when given: a range of
+   * record_revisions' primary key (workspace, record, revision). Each snapshot must agree with its
+   * row and parent, as findRevision's. None when the record is not one of this module's.
+   */
+  async listRevisions(moduleCode: string, id: string, limit: number, before?: number): Promise<RecordView[]> {
+    const { rows } = await this.db.executor.execute<RevisionRow>(sql`
+      select v.workspace_id, v.record_id, v.revision, v.snapshot, v.created_by, v.created_at, r.module_code, r.created_at as record_created_at
+        from records r
+        join record_revisions v on v.workspace_id = r.workspace_id and v.record_id = r.id
+       where r.workspace_id = app_current_workspace() and r.module_code = ${moduleCode} and r.id = ${id}
+         ${before === undefined ? sql`` : sql`and v.revision < ${before}`}
+       order by v.revision desc
+       limit ${limit}`);
+    return rows.map((row) => toView(verified(row, row.workspace_id, moduleCode, id, row.revision)));
+  }
+
   async insertExecution(e: {
     workspaceId: string;
     id: string;

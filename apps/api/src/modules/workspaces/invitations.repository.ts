@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Database, sql, workspaceInvitations, workspaces, type SqlRow } from '@listing/db';
+import { afterCursor, pageOrder, type PagePosition } from '../../common/page-cursor';
 
 export type InvitedRole = 'admin' | 'member';
 
@@ -45,14 +46,23 @@ export class InvitationsRepository {
       do update set role = excluded.role, invited_by = excluded.invited_by, expires_at = excluded.expires_at,
                     sent_at = now()
       returning id, email, role, created_at, expires_at`);
-    const row = rows[0]!;
-    return {
-      id: row.id,
-      email: row.email,
-      role: row.role,
-      createdAt: new Date(row.created_at).toISOString(),
-      expiresAt: new Date(row.expires_at).toISOString(),
-    };
+    return toInvitation(rows[0]!);
+  }
+
+  /**
+   * Inside withWorkspace: the workspace's pending invitations (open, unexpired), newest first on
+   * (created_at to the millisecond, id): a range of workspace_invitations_open_page_idx (sql/022).
+   * created_at never changes (inviting again renews expires_at and sent_at), so pages hold still.
+   */
+  async listPending(limit: number, after?: PagePosition): Promise<Invitation[]> {
+    const { rows } = await this.db.executor.execute<InvitationRow>(sql`
+      select id, email, role, created_at, expires_at from workspace_invitations
+       where workspace_id = app_current_workspace() and accepted_at is null and declined_at is null
+         and expires_at > now()
+         ${afterCursor(after)}
+       ${pageOrder()}
+       limit ${limit}`);
+    return rows.map(toInvitation);
   }
 
   /** Open, unexpired invitations addressed to the user's email, across workspaces (sql/018). */
@@ -106,6 +116,16 @@ type InvitationRow = Pick<
   SqlRow<typeof workspaceInvitations>,
   'id' | 'email' | 'role' | 'created_at' | 'expires_at'
 >;
+
+function toInvitation(row: InvitationRow): Invitation {
+  return {
+    id: row.id,
+    email: row.email,
+    role: row.role,
+    createdAt: new Date(row.created_at).toISOString(),
+    expiresAt: new Date(row.expires_at).toISOString(),
+  };
+}
 
 /** A row of app_user_invitations() / app_user_invitation() (sql/018). */
 type ReceivedRow = Pick<

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
 import {
   Auth,
@@ -14,6 +14,7 @@ import {
 } from '@listing/idempotency';
 import { InvitationNotFoundError } from './workspaces.errors';
 import { ParseIdPipe } from '../../common/http-params';
+import { pageQuerySchema, type PageQuery } from '../../common/page-query';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { ApiDoc } from '../../common/api-doc.decorator';
 import { AuthGuard } from '../auth/auth.guard';
@@ -49,6 +50,35 @@ export class WorkspacesController {
     if (idem.keyError) throw idem.keyError; // after validation, as runPrepared would
     const created = await this.workspaces.create(auth.userId, body.name, idem.key);
     return new IdempotentResponse(created.workspace, created.replayed);
+  }
+
+  @Get(':workspaceId')
+  @ApiDoc({ summary: "The workspace (id, name, createdAt) and the caller's role in it" })
+  get(@WorkspaceAuth() auth: WorkspaceAuthContext) {
+    return this.workspaces.getWorkspace(auth);
+  }
+
+  @Get(':workspaceId/members')
+  @ApiDoc({
+    summary: "The workspace's members with their roles, newest first (userId, email, role, joinedAt)",
+  })
+  members(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @Query(new ZodValidationPipe(pageQuerySchema)) query: PageQuery,
+  ) {
+    return this.workspaces.listMembers(auth, query);
+  }
+
+  @Get(':workspaceId/invitations')
+  @ApiDoc({
+    summary: 'The pending (open, unexpired) invitations, newest first: owners and admins only',
+    problems: ['FORBIDDEN'],
+  })
+  invitations(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @Query(new ZodValidationPipe(pageQuerySchema)) query: PageQuery,
+  ) {
+    return this.workspaces.listPendingInvitations(auth, query);
   }
 
   @Post(':workspaceId/members')

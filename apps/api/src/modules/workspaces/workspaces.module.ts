@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
 import { InvitationsRepository } from './invitations.repository';
+import { MembersRepository } from './members.repository';
 import { InvitationsController, WorkspacesController } from './workspaces.controller';
 import { WorkspacesRepository } from './workspaces.repository';
 import { WorkspacesService } from './workspaces.service';
@@ -9,7 +10,7 @@ import { WorkspacesService } from './workspaces.service';
 @Module({
   imports: [AuditModule],
   controllers: [WorkspacesController, InvitationsController],
-  providers: [WorkspacesService, WorkspacesRepository, InvitationsRepository],
+  providers: [WorkspacesService, WorkspacesRepository, InvitationsRepository, MembersRepository],
   exports: [WorkspacesService],
 })
 export class WorkspacesModule {}

@@ -5,6 +5,9 @@ import { IdempotencyKeyReusedError } from '@listing/idempotency';
 import { AuditService } from '../audit/audit.service';
 import { UserDirectory } from '../auth/user-directory.service';
 import { ForbiddenError } from '../../common/domain-errors';
+import { decodeCursor, encodeCursor, toPage, toPageBy } from '../../common/page-cursor';
+import type { PageQuery } from '../../common/page-query';
+import { WorkspaceNotFoundError } from '../auth/auth.errors';
 import { InvitationNotFoundError, MemberExistsError } from './workspaces.errors';
 import type { AuthContext, WorkspaceAuthContext } from '../../common/request-context';
 import {
@@ -13,6 +16,7 @@ import {
   type InvitedRole,
   type ReceivedInvitation,
 } from './invitations.repository';
+import { MembersRepository, type MemberView, type WorkspaceView } from './members.repository';
 import { WorkspacesRepository, type WorkspaceMembership } from './workspaces.repository';
 
 const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
@@ -38,6 +42,7 @@ export class WorkspacesService {
     private readonly db: Database,
     private readonly workspaces: WorkspacesRepository,
     private readonly invitations: InvitationsRepository,
+    private readonly members: MembersRepository,
     private readonly audit: AuditService,
     private readonly users: UserDirectory,
   ) {}
@@ -76,6 +81,40 @@ export class WorkspacesService {
 
   list(userId: string): Promise<WorkspaceMembership[]> {
     return this.workspaces.listForUser(userId);
+  }
+
+  /** The workspace and the caller's role in it (AuthGuard has checked the membership). */
+  getWorkspace(auth: WorkspaceAuthContext): Promise<WorkspaceView> {
+    return this.db.withWorkspace(auth.workspaceId, async () => {
+      const workspace = await this.members.findForMember(auth.userId);
+      if (!workspace) throw new WorkspaceNotFoundError(); // left since the guard's check
+      return workspace;
+    });
+  }
+
+  /** The workspace's members with their roles, newest first (any member may read them). */
+  listMembers(
+    auth: WorkspaceAuthContext,
+    query: PageQuery,
+  ): Promise<{ items: MemberView[]; nextCursor: string | null }> {
+    const after = decodeCursor(query.cursor);
+    return this.db.withWorkspace(auth.workspaceId, async () =>
+      toPageBy(await this.members.list(query.limit + 1, after), query.limit, (m) =>
+        encodeCursor({ createdAt: m.joinedAt, id: m.userId }),
+      ),
+    );
+  }
+
+  /** The workspace's pending invitations, newest first (owners and admins only, as inviting). */
+  listPendingInvitations(
+    auth: WorkspaceAuthContext,
+    query: PageQuery,
+  ): Promise<{ items: Invitation[]; nextCursor: string | null }> {
+    if (auth.role === 'member') throw new ForbiddenError('only owners and admins see the invitations');
+    const after = decodeCursor(query.cursor);
+    return this.db.withWorkspace(auth.workspaceId, async () =>
+      toPage(await this.invitations.listPending(query.limit + 1, after), query.limit),
+    );
   }
 
   /**

@@ -17,6 +17,11 @@ export interface ApiDocOptions {
   ifMatch?: 'required' | 'optional';
   /** The success response carries the revision's ETag. */
   etag?: boolean;
+  /**
+   * The success body is stored bytes, not JSON: one of these content types, with the bytes' ETag;
+   * If-None-Match naming it answers 304 without a body.
+   */
+  download?: { contentTypes: string[] };
   /** Further problem codes this route can answer (each must be in src/error-codes.ts's catalogue). */
   problems?: string[];
 }

@@ -20,16 +20,39 @@ import {
 import type { z } from 'zod';
 import { acceptedResponse } from '../../common/accepted-response';
 import { ParseIdPipe } from '../../common/http-params';
+import { ApiDoc } from '../../common/api-doc.decorator';
 import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { AuthGuard } from '../auth/auth.guard';
 import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
 import { completeSchema, createUploadSchema, listQuerySchema, type CreateUpload } from './media.dto';
 import { MediaTypeUnsupportedError } from './media.errors';
-import { MediaService } from './media.service';
+import { MediaService, type MediaDownload } from './media.service';
 
 interface Reply {
   header(name: string, value: string): unknown;
+}
+
+/** The reply a download sends itself (its status is 200 or 304, and its body is not JSON). */
+interface DownloadReply {
+  code(status: number): DownloadReply;
+  header(name: string, value: string | number): DownloadReply;
+  send(body?: Buffer): unknown;
+}
+
+const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'];
+
+/** 200 with the bytes, or 304; either way the ETag, and revalidation on every use (private data). */
+function sendDownload(reply: DownloadReply, download: MediaDownload): void {
+  reply
+    .header('etag', download.etag)
+    .header('cache-control', 'private, no-cache')
+    .header('x-content-type-options', 'nosniff');
+  if (download.notModified) {
+    reply.code(304).send();
+    return;
+  }
+  reply.code(200).header('content-type', download.contentType).send(download.body);
 }
 
 /**
@@ -91,6 +114,36 @@ export class MediaController {
     @Query(new ZodValidationPipe(listQuerySchema)) query: z.infer<typeof listQuerySchema>,
   ) {
     return this.media.list(auth, query.limit, query.cursor);
+  }
+
+  @Get(':mediaId/content')
+  @ApiDoc({
+    summary: 'Download the uploaded bytes, as their content type',
+    download: { contentTypes: IMAGE_TYPES },
+    problems: ['MEDIA_CONTENT_UNAVAILABLE'],
+  })
+  async content(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @Param('mediaId', new ParseIdPipe('media')) id: string,
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Res() reply: DownloadReply,
+  ) {
+    sendDownload(reply, await this.media.download(auth, id, 'content', ifNoneMatch));
+  }
+
+  @Get(':mediaId/thumbnail')
+  @ApiDoc({
+    summary: 'Download the PNG thumbnail (once the media is ready)',
+    download: { contentTypes: ['image/png'] },
+    problems: ['MEDIA_CONTENT_UNAVAILABLE'],
+  })
+  async thumbnail(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @Param('mediaId', new ParseIdPipe('media')) id: string,
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Res() reply: DownloadReply,
+  ) {
+    sendDownload(reply, await this.media.download(auth, id, 'thumbnail', ifNoneMatch));
   }
 
   @Get(':mediaId')

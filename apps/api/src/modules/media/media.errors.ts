@@ -19,6 +19,11 @@ export const MEDIA_ERRORS = defineErrors({
     status: 422,
     description: 'The content does not have the size the upload declared (`declaredSize`, `actualSize`).',
   },
+  MEDIA_CONTENT_UNAVAILABLE: {
+    status: 404,
+    description:
+      'The media has no bytes to download here (yet): no content before it is uploaded, none once it failed, no thumbnail until it is ready (`currentStatus`).',
+  },
   MEDIA_STATE_CONFLICT: {
     status: 409,
     description:
@@ -69,6 +74,15 @@ export class MediaStateConflictError extends DomainError<typeof MEDIA_ERRORS> {
   readonly code = 'MEDIA_STATE_CONFLICT';
   constructor(status: string, action: string) {
     super(`cannot ${action} a media in status ${status}`);
+    this.extensions.currentStatus = status;
+  }
+}
+
+/** A download of bytes the media does not have (yet): content before upload or after failing, a thumbnail before ready. */
+export class MediaContentUnavailableError extends DomainError<typeof MEDIA_ERRORS> {
+  readonly code = 'MEDIA_CONTENT_UNAVAILABLE';
+  constructor(what: 'content' | 'thumbnail', status: string) {
+    super(`a media in status ${status} has no ${what} to download`);
     this.extensions.currentStatus = status;
   }
 }

@@ -8,6 +8,7 @@ import {
 } from '@listing/idempotency';
 import { OutboxWriter } from '@listing/outbox';
 import { ContentLengthRequiredError, ResourceNotFoundError } from '../../common/domain-errors';
+import { contentEtagOf, ifNoneMatchHits } from '../../common/http-params';
 import { keysetPage } from '../../common/page-cursor';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { MEDIA_CONFIG, type MediaConfig } from '../../config/media-config';
@@ -19,6 +20,7 @@ import { mediaAcceptedPolicy, mediaCreatedPolicy, type MediaAccepted } from './m
 import type { MediaView } from './media-view';
 import type { CreateUpload } from './media.dto';
 import {
+  MediaContentUnavailableError,
   MediaSizeMismatchError,
   MediaStateConflictError,
   MediaTooLargeError,
@@ -27,6 +29,11 @@ import {
 } from './media.errors';
 import { mediaProcessJob, originalKey } from './media.jobs';
 import { MediaRepository } from './media.repository';
+
+/** A download's answer: the bytes with their type and ETag, or 304 when If-None-Match names them. */
+export type MediaDownload =
+  | { notModified: false; etag: string; contentType: string; body: Buffer }
+  | { notModified: true; etag: string };
 
 /**
  * Media uploads: create (Idempotency-Key, 201) → PUT the bytes (checked against the declaration
@@ -169,6 +176,45 @@ export class MediaService {
       if (!view) throw new ResourceNotFoundError('media');
       return view;
     });
+  }
+
+  /**
+   * The media's bytes (its content, or its PNG thumbnail) from object storage. The row is read in
+   * the workspace's transaction; the object store after it, with no transaction open. The ETag is
+   * the stored object's SHA-256 (content may still be replaced until the media is completed, so it
+   * is the object's, not the row's checksum); If-None-Match naming it answers 304 without
+   * reading the bytes. No content before upload, and none once failed (the worker refused the
+   * bytes as an image: not served); no thumbnail until ready.
+   */
+  async download(
+    auth: WorkspaceAuthContext,
+    id: string,
+    what: 'content' | 'thumbnail',
+    ifNoneMatch: string | undefined,
+  ): Promise<MediaDownload> {
+    const row = await this.db.withWorkspace(auth.workspaceId, () => this.media.findRow(id));
+    if (!row) throw new ResourceNotFoundError('media');
+    const unavailable = () => new MediaContentUnavailableError(what, row.status);
+    const source =
+      what === 'thumbnail'
+        ? row.thumbnail_key && { key: row.thumbnail_key, contentType: 'image/png' }
+        : row.status !== 'awaiting_content' &&
+          row.status !== 'failed' && { key: row.original_key, contentType: row.content_type };
+    if (!source) throw unavailable();
+    if (ifNoneMatch !== undefined) {
+      const head = await this.storage.head(source.key);
+      if (!head) throw unavailable();
+      const etag = contentEtagOf(head.sha256);
+      if (ifNoneMatchHits(ifNoneMatch, etag)) return { notModified: true, etag };
+    }
+    const stored = await this.storage.get(source.key);
+    if (!stored) throw unavailable();
+    return {
+      notModified: false,
+      etag: contentEtagOf(stored.object.sha256),
+      contentType: source.contentType,
+      body: stored.body,
+    };
   }
 
   list(auth: WorkspaceAuthContext, limit: number, cursor?: string) {

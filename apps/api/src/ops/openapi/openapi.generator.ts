@@ -298,6 +298,7 @@ function operationOf(r: RouteFacts): JsonObject {
       if (r.doc.ifMatch === 'required') codes.add('IF_MATCH_REQUIRED');
     }
   }
+  if (r.doc.download) parameters.push({ $ref: '#/components/parameters/IfNoneMatch' });
   if (r.idempotent) {
     parameters.push({
       $ref: r.idempotent.required
@@ -321,6 +322,7 @@ function operationOf(r: RouteFacts): JsonObject {
 
   const successHeaders: JsonObject = {};
   if (r.doc.etag) successHeaders.ETag = { $ref: '#/components/headers/ETag' };
+  if (r.doc.download) successHeaders.ETag = { $ref: '#/components/headers/ContentETag' };
   if (r.idempotent)
     successHeaders['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' };
   if (r.status === 201 && r.method === 'post')
@@ -332,12 +334,21 @@ function operationOf(r: RouteFacts): JsonObject {
     responses[String(r.status)] = {
       description: r.idempotent ? 'Success (a replay answers the same status and body)' : 'Success',
       ...(Object.keys(successHeaders).length ? { headers: successHeaders } : {}),
-      content: {
-        'application/json': {
-          schema: r.doc.response ? jsonSchema(r.doc.response, 'output') : { type: 'object' },
-        },
-      },
+      content: r.doc.download
+        ? // Raw bytes: OpenAPI 3.1 describes them by their media type alone, without a schema.
+          Object.fromEntries(r.doc.download.contentTypes.map((type) => [type, {}]))
+        : {
+            'application/json': {
+              schema: r.doc.response ? jsonSchema(r.doc.response, 'output') : { type: 'object' },
+            },
+          },
     };
+    if (r.doc.download) {
+      responses['304'] = {
+        description: 'Not modified: If-None-Match names the current ETag (no body)',
+        headers: { ETag: { $ref: '#/components/headers/ContentETag' } },
+      };
+    }
   }
   const byStatus = new Map<number, string[]>();
   for (const code of [...codes].sort()) {
@@ -459,6 +470,13 @@ function components(errors: ErrorCatalogue, failures: Readonly<Record<string, st
         description: 'The ETag of the revision the change is based on; stale → 412.',
         schema: { type: 'string', examples: ['"3"'] },
       },
+      IfNoneMatch: {
+        name: 'If-None-Match',
+        in: 'header',
+        required: false,
+        description: 'An ETag this client holds (or `*`): when it is the current one, the answer is 304.',
+        schema: { type: 'string' },
+      },
       IfMatchRequired: {
         name: 'If-Match',
         in: 'header',
@@ -469,6 +487,10 @@ function components(errors: ErrorCatalogue, failures: Readonly<Record<string, st
     },
     headers: {
       ETag: { description: 'Strong entity tag of the revision, e.g. "3"', schema: { type: 'string' } },
+      ContentETag: {
+        description: 'Strong entity tag of the bytes: their SHA-256 in hex, quoted',
+        schema: { type: 'string' },
+      },
       IdempotentReplayed: {
         description: '`true` when this answer is a replay of the first request with the same Idempotency-Key',
         schema: { type: 'string', enum: ['true'] },

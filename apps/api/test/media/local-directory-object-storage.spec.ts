@@ -65,6 +65,30 @@ describe('LocalDirectoryObjectStorage', () => {
     expect(readdirSync(path.join(root, 'data', 'ws', 'race'))).toEqual(['thumb.png']);
   });
 
+  it('putIfAbsent removes the data file a writer killed before its meta link left behind', async () => {
+    // The crash window: a writer renamed its data into place, then died before linking its meta.
+    const dir = path.join(root, 'data', 'ws', 'crash');
+    await storage.put('ws/crash/neighbour', Buffer.from('n'), { contentType: 'image/png' });
+    writeFileSync(path.join(dir, 'original~00112233445566ff'), 'orphaned bytes');
+    writeFileSync(path.join(dir, 'neighbour~00112233445566ff'), 'not this key');
+    const made = await storage.putIfAbsent('ws/crash/original', Buffer.from('copy'), {
+      contentType: 'image/png',
+    });
+    expect(made.created).toBe(true);
+    expect((await storage.get('ws/crash/original'))!.body.toString()).toBe('copy');
+    const left = readdirSync(dir).sort();
+    expect(left.filter((f) => f.startsWith('original'))).toHaveLength(1); // the meta's own file only
+    expect(left).toContain('neighbour~00112233445566ff'); // another key's files are not touched
+    // A writer that found no object, then died after its rename: the next caller sweeps it too.
+    writeFileSync(path.join(dir, 'original~ffeeddccbbaa0099'), 'late orphan');
+    const again = await storage.putIfAbsent('ws/crash/original', Buffer.from('other'), {
+      contentType: 'image/png',
+    });
+    expect(again.created).toBe(false);
+    expect(readdirSync(dir).filter((f) => f.startsWith('original'))).toHaveLength(1);
+    expect((await storage.get('ws/crash/original'))!.body.toString()).toBe('copy');
+  });
+
   it('putIfAbsent refuses to write over a broken object (meta without its data) rather than race', async () => {
     await storage.putIfAbsent('ws/e/x', Buffer.from('abc'), { contentType: 'image/gif' });
     for (const file of readdirSync(path.join(root, 'data', 'ws', 'e')))

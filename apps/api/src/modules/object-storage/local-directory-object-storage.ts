@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { link, mkdir, open, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { link, mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import {
   assertObjectKey,
@@ -65,8 +65,11 @@ export class LocalDirectoryObjectStorage implements ObjectStorage {
     options: { contentType: string },
   ): Promise<{ created: boolean; object: StoredObject }> {
     assertObjectKey(key);
-    const existing = await this.head(key);
-    if (existing) return { created: false, object: existing };
+    const existing = await this.find(key);
+    if (existing) {
+      await this.sweepOrphans(key, path.basename(existing.dataFile));
+      return { created: false, object: existing.object };
+    }
     const object = describe(key, body, options.contentType);
     const file = `${path.basename(this.dataPath(key))}~${randomBytes(8).toString('hex')}`;
     const ownData = path.join(path.dirname(this.dataPath(key)), file);
@@ -77,13 +80,17 @@ export class LocalDirectoryObjectStorage implements ObjectStorage {
       await rename(dataTmp, ownData);
       try {
         await link(metaTmp, this.metaPath(key));
+        await this.sweepOrphans(key, file);
         return { created: true, object };
       } catch (error) {
         await rm(ownData, { force: true });
         if ((error as { code?: string })?.code !== 'EEXIST') throw error;
       }
-      const winner = await this.head(key);
-      if (winner) return { created: false, object: winner };
+      const winner = await this.find(key);
+      if (winner) {
+        await this.sweepOrphans(key, path.basename(winner.dataFile));
+        return { created: false, object: winner.object };
+      }
       // A meta whose data is gone or replaced: no putIfAbsent leaves that (its data is in place
       // before the link), only a put() that died between its renames or a file removed by hand.
       // Replacing it here could not be exclusive: refuse, loudly.
@@ -152,6 +159,22 @@ export class LocalDirectoryObjectStorage implements ObjectStorage {
     }
     const object = { key, size: meta.size, contentType: meta.contentType, sha256: meta.sha256 };
     return { object, dataFile };
+  }
+
+  /**
+   * Once `key` has its meta, every other `<key>~<random>` beside it is garbage: a writer killed
+   * between renaming its data and linking its meta, or a loser still on its way to EEXIST (which
+   * then finds its file gone and removes nothing). Only the meta's own file is kept.
+   */
+  private async sweepOrphans(key: string, keep: string): Promise<void> {
+    const dir = path.dirname(this.dataPath(key));
+    const prefix = `${path.basename(this.dataPath(key))}~`;
+    const names = await readdir(dir).catch(() => [] as string[]);
+    await Promise.all(
+      names
+        .filter((name) => name !== keep && name.startsWith(prefix) && OWN_FILE_RE.test(name))
+        .map((name) => rm(path.join(dir, name), { force: true })),
+    );
   }
 
   private async makeParents(key: string): Promise<void> {

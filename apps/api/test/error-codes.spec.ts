@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { type ArgumentsHost, Logger } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { IdempotencyKeyReusedError, IdempotencyRequestInProgressError } from '@listing/idempotency';
 import { HTTP_ERRORS } from '../src/common/domain-errors';
 import {
@@ -17,6 +17,7 @@ import { WorkspaceNotFoundError } from '../src/modules/auth/auth.errors';
 import { MaterialTransferExistsError } from '../src/modules/material-transfers/material-transfers.errors';
 import { RevisionMismatchError } from '../src/modules/records/records.errors';
 import { StoreNotActiveError } from '../src/modules/stores/stores.errors';
+import { answer } from './support/problem-filter';
 
 const SRC = path.resolve(__dirname, '..', 'src');
 
@@ -26,21 +27,6 @@ function* sourceFiles(dir: string): Generator<string> {
     if (entry.isDirectory()) yield* sourceFiles(file);
     else if (entry.name.endsWith('.ts')) yield file;
   }
-}
-
-/** Runs the filter against a recording reply. */
-function answer(error: unknown, errors: ErrorCatalogue = ERROR_CODES) {
-  const sent: { status?: number; headers: Record<string, string>; body?: Record<string, unknown> } = {
-    headers: {},
-  };
-  const reply = {
-    code: (status: number) => (sent.status = status),
-    header: (name: string, value: string) => (sent.headers[name] = value),
-    send: (body: string) => (sent.body = JSON.parse(body) as Record<string, unknown>),
-  };
-  const host = { switchToHttp: () => ({ getResponse: () => reply }) } as unknown as ArgumentsHost;
-  new ProblemDetailsFilter(errors).catch(error, host);
-  return sent;
 }
 
 describe('the merged error table (src/error-codes.ts)', () => {

@@ -1,22 +1,5 @@
-import type { ArgumentsHost } from '@nestjs/common';
 import { NotFoundException } from '@nestjs/common';
-import { ProblemDetailsFilter } from '../src/common/problem-details.filter';
-import { ERROR_CODES } from '../src/error-codes';
-
-/** Runs the filter against a recording reply. */
-function answer(error: unknown) {
-  const sent: { status?: number; headers: Record<string, string>; body?: Record<string, unknown> } = {
-    headers: {},
-  };
-  const reply = {
-    code: (status: number) => (sent.status = status),
-    header: (name: string, value: string) => (sent.headers[name] = value),
-    send: (body: string) => (sent.body = JSON.parse(body) as Record<string, unknown>),
-  };
-  const host = { switchToHttp: () => ({ getResponse: () => reply }) } as unknown as ArgumentsHost;
-  new ProblemDetailsFilter(ERROR_CODES).catch(error, host);
-  return sent;
-}
+import { answer } from './support/problem-filter';
 
 describe('ProblemDetailsFilter', () => {
   it('a client that broke its own body stream is a 400, not "database unreachable"', () => {

@@ -6,6 +6,7 @@ import {
   OnOutboxDeadLetter,
   OutboxHandler,
   runRemoteStep,
+  SETTLED_ELSEWHERE,
   skip,
   type JobContext,
   type RemoteStep,
@@ -117,7 +118,7 @@ export class MaterialTransferJob implements RemoteStep<Payload, TransferRow, Cop
 
   async settle(row: TransferRow, copied: Copied, { operationId }: Payload): Promise<Outcome> {
     if (!(await this.transfers.markSucceeded(row.id, copied.result))) {
-      return { outcome: 'skipped', status: 'settled by another delivery' };
+      return SETTLED_ELSEWHERE;
     }
     await this.operations.succeeded(operationId);
     this.logger.log({ msg: 'material transfer copied', transfer: row.id, fetched: copied.fetched });
@@ -140,7 +141,7 @@ export class MaterialTransferJob implements RemoteStep<Payload, TransferRow, Cop
 
   async fail({ transferId, operationId }: Payload, { failure }: StepFailureContext<TransferRow>) {
     if (!(await this.transfers.markFailed(transferId, failure))) {
-      return { outcome: 'skipped', status: 'settled by another delivery' } as const;
+      return SETTLED_ELSEWHERE;
     }
     await this.operations.failed(operationId, failure);
     this.logger.log({ msg: 'material transfer failed', transfer: transferId, code: failure.code });

@@ -6,6 +6,7 @@ import {
   OnOutboxDeadLetter,
   OutboxHandler,
   runRemoteStep,
+  SETTLED_ELSEWHERE,
   skip,
   type JobContext,
   type RemoteStep,
@@ -110,7 +111,7 @@ export class MediaProcessJob implements RemoteStep<Payload, MediaRow, Derived, O
 
   async settle(row: MediaRow, derived: Derived, { operationId }: Payload): Promise<Outcome> {
     if (!(await this.media.markReady(row.id, operationId, derived.facts))) {
-      return { outcome: 'skipped', status: 'settled by another delivery' };
+      return SETTLED_ELSEWHERE;
     }
     await this.operations.succeeded(operationId);
     this.logger.log({ msg: 'media processed', media: row.id, thumbnailWritten: derived.written });
@@ -128,7 +129,7 @@ export class MediaProcessJob implements RemoteStep<Payload, MediaRow, Derived, O
 
   async fail({ mediaId, operationId }: Payload, { failure }: StepFailureContext<MediaRow>): Promise<Outcome> {
     if (!(await this.media.markFailed(mediaId, operationId, failure))) {
-      return { outcome: 'skipped', status: 'settled by another delivery' };
+      return SETTLED_ELSEWHERE;
     }
     await this.operations.failed(operationId, failure);
     this.logger.log({ msg: 'media failed', media: mediaId, code: failure.code });

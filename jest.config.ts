@@ -25,7 +25,7 @@ const shared = {
   // ESM-only dependencies jest must transform: Nest 12 and what @fastify/static pulls in.
   transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/)?(@nestjs|content-disposition)[+/@])'],
   moduleNameMapper: {
-    '^@listing/(db|testing|idempotency|outbox)$': '<rootDir>/packages/$1/src',
+    '^@listing/(db|testing|idempotency|outbox|client)$': '<rootDir>/packages/$1/src',
     '^@listing/platform-sim$': '<rootDir>/apps/platform-sim/src',
   },
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
@@ -53,6 +53,8 @@ const config: Config = {
       ...harness,
       displayName: 'e2e',
       testMatch: ['<rootDir>/{apps,packages}/*/{src,test}/**/*.e2e-spec.ts'],
+      // Every response of an API under test is checked against the OpenAPI document it serves.
+      setupFilesAfterEnv: ['<rootDir>/apps/api/test/support/contract-fetch.ts'],
     },
   ],
 };

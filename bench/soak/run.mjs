@@ -9,8 +9,9 @@
  *   3. registers users/workspaces, creates stores (retrying through the faults) and product
  *      drafts, then runs concurrent clients sending publications (each draft to each store once),
  *      AI tasks, store syncs and draft creates, every logical request under one Idempotency-Key,
- *      duplicated 0–3 times (sometimes concurrently), retried on network errors, 5xx and 409
- *      IN_PROGRESS, some responses cut off by the client, some keys deliberately misused;
+ *      duplicated 0–3 times (sometimes concurrently), all sent through the typed client's
+ *      `idempotent()` (packages/client/dist: it retries network errors, 503 and 409 IN_PROGRESS
+ *      under the same key), some cut off by the client, some keys deliberately misused;
  *   4. meanwhile SIGKILLs and restarts dispatchers and workers at random;
  *   5. stops the faults, waits (bounded) for the system to drain, checks the invariants from
  *      PostgreSQL (superuser: cross-workspace reads) and the platform counters, prints the table;
@@ -48,12 +49,19 @@ import { parseArgs, isDeepStrictEqual } from 'node:util';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { LocalDirectoryObjectStorage } from '../../apps/api/dist/modules/object-storage/local-directory-object-storage.js';
+// The typed client's build output (CommonJS: its named exports are read off the default import).
+import listingClient from '../../packages/client/dist/index.js';
+
+const { createListingClient, RetriesExhaustedError } = listingClient;
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
 const apiDir = path.join(root, 'apps/api');
 
+// pnpm 12 hands a `--` separator through (`pnpm --filter @listing/bench run soak -- --no-record`).
+const cliArgs = process.argv[2] === '--' ? process.argv.slice(3) : process.argv.slice(2);
 const { values: opts } = parseArgs({
+  args: cliArgs,
   options: {
     workspaces: { type: 'string', default: '4' },
     stores: { type: 'string', default: '2' },
@@ -200,162 +208,158 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// HTTP client of the api: every command request is counted
+// the api, through the typed client (packages/client): every command request is counted
 
 const stats = {
   commandRequests: 0,
   duplicates: 0, // extra sends of a logical request (random duplicates + retries after a transient answer)
   concurrentDuplicates: 0,
   clientAborts: 0,
-  transient: { network: 0, '5xx': 0, inProgress: 0 },
+  transient: { network: 0, serviceUnavailable: 0, inProgress: 0 },
   replayedHeader: 0,
   misuse: { sent: 0, refused: 0 },
   unexpected: [],
 };
 
-class Api {
-  constructor(baseUrl) {
-    this.baseUrl = baseUrl;
-  }
+/**
+ * Every command goes through the client's `idempotent()`: it keeps the command's key on every
+ * attempt and retries network errors, 503 and 409 IDEMPOTENCY_REQUEST_IN_PROGRESS itself
+ * (Retry-After, else full-jitter backoff), within these bounds (a send is cut at 20 s).
+ */
+const SOAK_RETRY = {
+  maxAttempts: 16,
+  maxElapsedMs: 120_000,
+  attemptTimeoutMs: 20_000,
+  baseDelayMs: 30,
+  maxDelayMs: 1000,
+};
 
-  async send(method, urlPath, { token, key, body, timeoutMs = 20_000 } = {}) {
-    const headers = { 'content-type': 'application/json' };
-    if (token) headers.authorization = `Bearer ${token}`;
-    if (key) headers['idempotency-key'] = key;
-    try {
-      const res = await fetch(this.baseUrl + urlPath, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const text = await res.text();
-      let parsed = null;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        parsed = text;
-      }
-      return {
-        status: res.status,
-        body: parsed,
-        replayed: res.headers.get('idempotent-replayed') === 'true',
-      };
-    } catch (error) {
-      return { status: 0, error: error.name === 'TimeoutError' ? 'aborted' : error.message };
-    }
-  }
+/** Counts every command request (POST) the clients put on the wire, retries included. */
+const countingFetch = (request) => {
+  if (request.method === 'POST') stats.commandRequests++;
+  return fetch(request);
+};
 
-  get(urlPath, token) {
-    return this.send('GET', urlPath, { token });
-  }
-}
+/** One client per workspace, with its user's token. */
+const workspaceClient = (baseUrl, token) =>
+  createListingClient({ baseUrl, token, fetch: countingFetch, retry: SOAK_RETRY });
 
 /**
  * A logical command: one key, one body. `kind` is the resource family for the invariants;
- * `definitive` lists the non-2xx answers that legitimately end it (e.g. 409 SYNC_ALREADY_ACTIVE).
+ * `route` is its path under /v1/workspaces/{workspaceId}; `definitive` lists the non-2xx answers
+ * that legitimately end it (e.g. 409 SYNC_ALREADY_ACTIVE).
  */
-function logical(kind, ws, urlPath, body, definitive = []) {
-  return { kind, ws, urlPath, body, key: randomUUID(), definitive, attempts: [], ok: null, final: null };
+function logical(kind, ws, route, body, definitive = []) {
+  return { kind, ws, route, body, key: randomUUID(), definitive, attempts: [], ok: null, final: null };
 }
 
-const isTransient = (r) =>
-  r.status === 0 ||
-  r.status >= 500 ||
-  (r.status === 409 && r.body?.code === 'IDEMPOTENCY_REQUEST_IN_PROGRESS');
+/** Records one attempt of the helper (it calls this after each). */
+function attemptRecorder(attempts) {
+  return ({ status, code, retryInMs }) => {
+    attempts?.push(status ?? 0);
+    if (status === undefined) stats.transient.network++;
+    else if (status === 503) stats.transient.serviceUnavailable++;
+    else if (code === 'IDEMPOTENCY_REQUEST_IN_PROGRESS') stats.transient.inProgress++;
+    if (retryInMs !== undefined) stats.duplicates++; // the helper sends it again
+  };
+}
 
-async function attempt(api, cmd, { abortEarly = false } = {}) {
-  stats.commandRequests++;
-  const r = await api.send('POST', cmd.urlPath, {
-    token: cmd.ws.token,
-    key: cmd.key,
-    body: cmd.body,
-    timeoutMs: abortEarly ? randInt(2, 40) : 20_000,
-  });
-  cmd.attempts.push(r.status);
-  if (r.status === 0) {
-    if (r.error === 'aborted') stats.clientAborts++;
-    else stats.transient.network++;
-  } else if (r.status >= 500) stats.transient['5xx']++;
-  else if (r.status === 409 && r.body?.code === 'IDEMPOTENCY_REQUEST_IN_PROGRESS')
-    stats.transient.inProgress++;
+/**
+ * One call of `idempotent()` under the command's key: the helper's result, or `{ status: 0 }`
+ * when there is no definitive answer (cut off by us, or the helper gave up). `cutOff` aborts the
+ * call after 2–40 ms through its signal, which the helper never retries (the deliberate "client
+ * hung up"); `route` and `body` override the command's (deliberate key misuse).
+ */
+async function send(
+  cmd,
+  { cutOff = false, route = cmd.route, body = cmd.body, attempts = cmd.attempts } = {},
+) {
+  try {
+    return await cmd.ws.client.idempotent(
+      'post',
+      `/v1/workspaces/{workspaceId}${route}`,
+      {
+        params: { path: { workspaceId: cmd.ws.id } },
+        body,
+        ...(cutOff ? { signal: AbortSignal.timeout(randInt(2, 40)) } : {}),
+      },
+      { key: cmd.key, onAttempt: attemptRecorder(attempts) },
+    );
+  } catch (error) {
+    if (cutOff && error?.name === 'TimeoutError') {
+      stats.clientAborts++;
+      attempts?.push(0);
+      return { status: 0, error };
+    }
+    if (error instanceof RetriesExhaustedError) return { status: 0, error };
+    throw error;
+  }
+}
+
+/** One send of a logical command and what its answer means for the invariants. */
+async function attempt(cmd, options = {}) {
+  const r = await send(cmd, options);
   if (r.status >= 200 && r.status < 300) {
     if (r.replayed) stats.replayedHeader++;
-    if (cmd.ok === null) cmd.ok = { status: r.status, body: r.body };
-    else if (cmd.ok.status !== r.status || !isDeepStrictEqual(cmd.ok.body, r.body)) {
-      cmd.replayMismatch = { first: cmd.ok, later: { status: r.status, body: r.body } };
+    if (cmd.ok === null) cmd.ok = { status: r.status, body: r.data };
+    else if (cmd.ok.status !== r.status || !isDeepStrictEqual(cmd.ok.body, r.data)) {
+      cmd.replayMismatch = { first: cmd.ok, later: { status: r.status, body: r.data } };
     }
-  } else if (!isTransient(r)) {
-    const code = r.body?.code ?? String(r.status);
+  } else if (r.status !== 0) {
+    const code = r.error?.code ?? String(r.status);
     if (!cmd.definitive.includes(code)) {
-      stats.unexpected.push({ kind: cmd.kind, status: r.status, code, detail: r.body?.detail ?? r.body });
+      stats.unexpected.push({ kind: cmd.kind, status: r.status, code, detail: r.error?.detail ?? r.error });
     }
     cmd.lastRefusal = code;
   }
   return r;
 }
 
-/** Sends until a non-transient answer (bounded); returns the last answer. */
-async function untilDefinitive(api, cmd, first, maxTries = 15) {
-  let r = first;
-  for (let i = 0; isTransient(r) && i < maxTries; i++) {
-    await sleep(r.status === 409 ? rand(200, 1000) : rand(30, 300));
-    stats.duplicates++;
-    r = await attempt(api, cmd);
-  }
-  return r;
-}
-
 /**
- * One logical request with chaos: sometimes the first response is cut off by the client;
- * 0–3 duplicates with the same key and body, sometimes in parallel with the original, otherwise
- * after its answer; retried until the answer is definitive.
+ * One logical request with chaos: sometimes the first send is cut off by the client; 0–3
+ * duplicates with the same key and body, sometimes in parallel with the original, otherwise
+ * after its answer; sent once more when none of them got a definitive answer.
  */
-async function runCommand(api, cmd) {
+async function runCommand(cmd) {
   const dups = randInt(0, 3);
   const concurrent = dups > 0 && chance(0.35);
-  const abortEarly = chance(0.08);
+  const cutOff = chance(0.08);
   let answers;
   if (concurrent) {
     stats.duplicates += dups;
     stats.concurrentDuplicates += dups;
     answers = await Promise.all([
-      attempt(api, cmd, { abortEarly }),
+      attempt(cmd, { cutOff }),
       ...Array.from({ length: dups }, async () => {
         await sleep(rand(0, 15));
-        return attempt(api, cmd);
+        return attempt(cmd);
       }),
     ]);
   } else {
-    answers = [await attempt(api, cmd, { abortEarly })];
+    answers = [await attempt(cmd, { cutOff })];
     for (let i = 0; i < dups; i++) {
       await sleep(rand(0, 100));
       stats.duplicates++;
-      answers.push(await attempt(api, cmd));
+      answers.push(await attempt(cmd));
     }
   }
-  let last = answers.find((r) => !isTransient(r)) ?? answers[answers.length - 1];
-  last = await untilDefinitive(api, cmd, last);
-  cmd.final = isTransient(last) ? 'unknown' : last.status;
+  let last = answers.find((r) => r.status !== 0) ?? answers[answers.length - 1];
+  if (last.status === 0) {
+    stats.duplicates++;
+    last = await attempt(cmd);
+  }
+  cmd.final = last.status === 0 ? 'unknown' : last.status;
   return last;
 }
 
 /** Same key, other body (→ 409 IDEMPOTENCY_KEY_REUSED) or other route (→ 409 IDEMPOTENCY_SCOPE_CONFLICT). */
-async function misuseKey(api, cmd, otherPath, otherBody) {
-  for (let i = 0; i < 10; i++) {
-    stats.commandRequests++;
-    stats.misuse.sent++;
-    const r = await api.send('POST', otherPath, { token: cmd.ws.token, key: cmd.key, body: otherBody });
-    if (isTransient(r)) {
-      await sleep(rand(100, 400));
-      continue;
-    }
-    if (r.status === 409 && ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_SCOPE_CONFLICT'].includes(r.body?.code)) {
-      stats.misuse.refused++;
-    } else {
-      stats.unexpected.push({ kind: `misuse of a ${cmd.kind} key`, status: r.status, code: r.body?.code });
-    }
-    return;
+async function misuseKey(cmd, otherRoute, otherBody) {
+  stats.misuse.sent++;
+  const r = await send(cmd, { route: otherRoute, body: otherBody, attempts: null });
+  if (r.status === 409 && ['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_SCOPE_CONFLICT'].includes(r.error?.code)) {
+    stats.misuse.refused++;
+  } else {
+    stats.unexpected.push({ kind: `misuse of a ${cmd.kind} key`, status: r.status, code: r.error?.code });
   }
 }
 
@@ -474,7 +478,6 @@ async function main() {
     await waitForHealth(`${apiUrl}/health/live`, api);
     await Promise.all(roles.worker.map((w) => waitForOutput(w, /worker ready/)));
     log(`platform-sim ${simUrl}, api ${apiUrl}, ${DISPATCHERS} dispatcher(s), ${WORKERS} worker(s)`);
-    const http = new Api(apiUrl);
 
     // ------------------------------------------------------------------- faults on
     const faultRule = {
@@ -517,24 +520,26 @@ async function main() {
     const workspaces = [];
     for (let i = 0; i < WORKSPACES; i++) {
       const email = `soak-${i}-${randomUUID()}@example.test`;
-      const r = await http.send('POST', '/v1/auth/register', {
-        body: { email, password: `pw-${randomUUID()}`, workspaceName: `soak ${i}` },
-      });
-      if (r.status !== 201) throw new Error(`register → ${r.status} ${JSON.stringify(r.body)}`);
+      const { data, error, response } = await createListingClient({ baseUrl: apiUrl }).POST(
+        '/v1/auth/register',
+        {
+          body: { email, password: `pw-${randomUUID()}`, workspaceName: `soak ${i}` },
+        },
+      );
+      if (!data) throw new Error(`register → ${response.status} ${JSON.stringify(error)}`);
       workspaces.push({
         index: i,
-        token: r.body.accessToken,
-        id: r.body.workspace.id,
+        client: workspaceClient(apiUrl, data.accessToken),
+        id: data.workspace.id,
         stores: [],
         drafts: [],
       });
     }
-    const wsPath = (ws, rest) => `/v1/workspaces/${ws.id}${rest}`;
 
     const storeCmds = workspaces.flatMap((ws) =>
       Array.from({ length: STORES_PER_WS }, (_, s) => {
         const n = Math.random().toString(36).slice(2, 10);
-        return logical('stores', ws, wsPath(ws, '/stores'), {
+        return logical('stores', ws, '/stores', {
           platform: 'sim',
           storeExternalId: `soak-${ws.index}-${s}-${n}`,
           apiKey: `valid-key-soak-${n}`,
@@ -543,15 +548,17 @@ async function main() {
       }),
     );
     commands.push(...storeCmds);
-    await pool(storeCmds, CLIENTS, (cmd) => runCommand(http, cmd));
+    await pool(storeCmds, CLIENTS, (cmd) => runCommand(cmd));
     for (const cmd of storeCmds) {
       if (!cmd.ok) throw new Error(`store create ended ${cmd.final}: ${JSON.stringify(cmd.attempts)}`);
       cmd.ws.stores.push({ id: cmd.ok.body.store.id, externalId: cmd.body.storeExternalId });
     }
     await waitUntil('every store to be active', 90_000, async () => {
       for (const cmd of storeCmds) {
-        const r = await http.get(wsPath(cmd.ws, `/stores/${cmd.ok.body.store.id}`), cmd.ws.token);
-        if (r.body?.status !== 'active') return false;
+        const { data } = await cmd.ws.client.GET('/v1/workspaces/{workspaceId}/stores/{storeId}', {
+          params: { path: { workspaceId: cmd.ws.id, storeId: cmd.ok.body.store.id } },
+        });
+        if (data?.status !== 'active') return false;
       }
       return true;
     });
@@ -567,11 +574,11 @@ async function main() {
     });
     const setupDrafts = workspaces.flatMap((ws) =>
       Array.from({ length: DRAFTS_PER_WS }, (_, i) =>
-        logical('product_drafts', ws, wsPath(ws, '/product-drafts'), draftBody(ws, i)),
+        logical('product_drafts', ws, '/product-drafts', draftBody(ws, i)),
       ),
     );
     commands.push(...setupDrafts);
-    await pool(setupDrafts, CLIENTS, (cmd) => runCommand(http, cmd));
+    await pool(setupDrafts, CLIENTS, (cmd) => runCommand(cmd));
     for (const cmd of setupDrafts) {
       if (!cmd.ok) throw new Error(`draft create ended ${cmd.final}: ${JSON.stringify(cmd.attempts)}`);
       cmd.ws.drafts.push(cmd.ok.body.id);
@@ -584,13 +591,9 @@ async function main() {
       for (const draftId of ws.drafts) {
         for (const store of ws.stores) {
           load.push(
-            logical(
-              'publications',
-              ws,
-              wsPath(ws, '/publications'),
-              { draftId, revision: 1, storeId: store.id },
-              ['ALREADY_PUBLISHED'],
-            ),
+            logical('publications', ws, '/publications', { draftId, revision: 1, storeId: store.id }, [
+              'ALREADY_PUBLISHED',
+            ]),
           );
         }
       }
@@ -599,37 +602,37 @@ async function main() {
         const body = { kind, draftId: pick(ws.drafts), revision: 1 };
         if (kind === 'text')
           Object.assign(body, { target: pick(['title', 'description']), prompt: `Soak prompt ${i}` });
-        load.push(logical('ai_tasks', ws, wsPath(ws, '/ai-tasks'), body));
+        load.push(logical('ai_tasks', ws, '/ai-tasks', body));
       }
       for (let i = 0; i < SYNCS_PER_WS; i++) {
         load.push(
-          logical('store_syncs', ws, wsPath(ws, '/store-syncs'), { storeId: pick(ws.stores).id }, [
+          logical('store_syncs', ws, '/store-syncs', { storeId: pick(ws.stores).id }, [
             'SYNC_ALREADY_ACTIVE',
           ]),
         );
       }
       for (let i = 0; i < CREATES_PER_WS; i++) {
-        load.push(logical('product_drafts', ws, wsPath(ws, '/product-drafts'), draftBody(ws, `c${i}`)));
+        load.push(logical('product_drafts', ws, '/product-drafts', draftBody(ws, `c${i}`)));
       }
       // Distinct sources (one transfer per workspace and source); the query string stands for a
       // presigned URL's signature and must never leave the transfer row.
       for (let i = 0; i < TRANSFERS_PER_WS; i++) {
         const name = `soak-${ws.index}-${i}-${randInt(16, 96)}x${randInt(16, 96)}.${pick(['png', 'jpg'])}`;
         const sourceUrl = `${simUrl}/platform/v1/media/${name}?X-Amz-Signature=soak${randomUUID().slice(0, 8)}`;
-        load.push(logical('material_transfers', ws, wsPath(ws, '/material-transfers'), { sourceUrl }));
+        load.push(logical('material_transfers', ws, '/material-transfers', { sourceUrl }));
       }
     }
     // A second key for an already targeted (draft, store): must be refused, never a second product.
     const conflicting = shuffle(load.filter((c) => c.kind === 'publications'))
       .slice(0, 10)
-      .map((c) => logical('publications', c.ws, c.urlPath, c.body, ['ALREADY_PUBLISHED']));
+      .map((c) => logical('publications', c.ws, c.route, c.body, ['ALREADY_PUBLISHED']));
     load.push(...conflicting);
     shuffle(load);
     commands.push(...load);
     log(`load: ${load.length} logical requests over ${CLIENTS} clients`);
     let done = 0;
     await pool(load, CLIENTS, async (cmd) => {
-      await runCommand(http, cmd);
+      await runCommand(cmd);
       // Deliberate misuse of a settled key (never executes, never creates anything).
       if (cmd.ok && chance(0.04)) {
         const other =
@@ -638,19 +641,20 @@ async function main() {
             : cmd.kind === 'ai_tasks'
               ? { ...cmd.body, prompt: 'another prompt' }
               : null;
-        if (other) await misuseKey(http, cmd, cmd.urlPath, other);
-        else await misuseKey(http, cmd, wsPath(cmd.ws, '/product-drafts'), draftBody(cmd.ws, 'scope'));
+        if (other) await misuseKey(cmd, cmd.route, other);
+        else await misuseKey(cmd, '/product-drafts', draftBody(cmd.ws, 'scope'));
       }
       if (++done % 200 === 0)
         log(`${done}/${load.length} logical, ${stats.commandRequests} command requests sent`);
     });
 
-    // Settle: a key whose answers included a cut-off or network error gets one more send, so every
-    // key ends with a known outcome (a cut-off request may have committed).
+    // Settle: a key whose answers included a cut-off, a network error or a 5xx gets one more
+    // call, so every key ends with a known outcome (a cut-off request may have committed).
     const unsure = commands.filter((c) => !c.ok && c.attempts.some((s) => s === 0 || s >= 500));
     for (const cmd of unsure) {
       stats.duplicates++;
-      await untilDefinitive(http, cmd, await attempt(http, cmd));
+      const r = await attempt(cmd);
+      if (r.status !== 0) cmd.final = r.status;
     }
     log(`load done: ${stats.commandRequests} command requests; settled ${unsure.length} uncertain keys`);
 
@@ -932,7 +936,7 @@ async function main() {
 
     if (!opts['no-record']) {
       const durationS = ((Date.now() - t0) / 1000).toFixed(0);
-      const argv = process.argv.slice(2).join(' ');
+      const argv = cliArgs.join(' ');
       const md = [
         '# Chaos soak — recorded run',
         '',

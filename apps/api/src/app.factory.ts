@@ -32,6 +32,8 @@ export async function createApp(
   const trusted = config.TRUST_PROXY;
   const adapter = new FastifyAdapter({
     bodyLimit: config.BODY_LIMIT_BYTES,
+    // Requests that arrive while closing get a problem+json 503 from the ops hooks instead.
+    return503OnClosing: false,
     // A hop count as proxy-addr's trust function (the adapter's type has no number form).
     trustProxy: typeof trusted === 'number' ? (_address: string, hop: number) => hop < trusted : trusted,
     loggerInstance: logger,

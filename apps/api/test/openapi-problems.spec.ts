@@ -61,7 +61,7 @@ describe('OpenAPI problem responses, from the merged error catalogue', () => {
       schemas: {
         Problem: { properties: { type: { format: string } } };
         ProblemCode: { enum: string[] };
-        OperationFailureCode: { description: string; examples: string[] };
+        OperationFailureCode: { description: string; enum: string[] };
       };
     };
   };
@@ -144,7 +144,7 @@ describe('OpenAPI problem responses, from the merged error catalogue', () => {
 
   it('documents every code a failed operation can carry, with its message', () => {
     const schema = doc.components.schemas.OperationFailureCode;
-    expect(schema.examples).toEqual(Object.keys(FAILURE_CODES).sort());
+    expect(schema.enum).toEqual(Object.keys(FAILURE_CODES).sort());
     for (const [code, message] of Object.entries(FAILURE_CODES)) {
       expect(schema.description).toContain(`| \`${code}\` | ${message} |`);
     }

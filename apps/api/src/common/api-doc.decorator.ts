@@ -1,4 +1,5 @@
 import { SetMetadata } from '@nestjs/common';
+import type { IdempotentResponse } from '@listing/idempotency';
 import type { z } from 'zod';
 
 export const API_DOC_METADATA = 'listing:api-doc';
@@ -8,11 +9,16 @@ export const API_DOC_METADATA = 'listing:api-doc';
  * @HttpCode, guards, @Idempotent, @Body/@Query zod pipes, @Headers are all read as they are).
  * Stays next to the route so the docs change with it.
  */
-export interface ApiDocOptions {
+export interface ApiDocOptions<S extends z.ZodType = z.ZodType> {
   summary?: string;
   description?: string;
-  /** Response body schema of the success status. */
-  response?: z.ZodType;
+  /**
+   * The success body: a schema registered with `named` (common/api-schemas.ts). Required on
+   * every route that answers JSON; the handler's return type must be its output (checked by tsc).
+   */
+  response?: S;
+  /** Further statuses that answer the same `response` body (not a problem), e.g. readiness's 503. */
+  alsoAnswers?: number[];
   /** If-Match on the revision: required (428 when missing) or optional. */
   ifMatch?: 'required' | 'optional';
   /** The success response carries the revision's ETag. */
@@ -22,8 +28,27 @@ export interface ApiDocOptions {
    * If-None-Match naming it answers 304 without a body.
    */
   download?: { contentTypes: string[] };
+  /** The request body is raw bytes of one of these content types (no JSON, no schema). */
+  upload?: { contentTypes: string[] };
   /** Further problem codes this route can answer (each must be in src/error-codes.ts's catalogue). */
   problems?: string[];
 }
 
-export const ApiDoc = (options: ApiDocOptions) => SetMetadata(API_DOC_METADATA, options);
+/** What a handler documented with `response: S` may return: the body, bare or as a replayable answer. */
+type Answer<T> = T | IdempotentResponse<T> | Promise<T | IdempotentResponse<T>>;
+
+/**
+ * Documents a route. With `response`, the decorated method must return that schema's output, so
+ * the view a service builds and the schema in /docs/openapi.json cannot drift apart unnoticed.
+ */
+export function ApiDoc<S extends z.ZodType = z.ZodType<unknown>>(options: ApiDocOptions<S>) {
+  const set = SetMetadata(API_DOC_METADATA, options);
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any parameter list
+  return <F extends (...args: any[]) => Answer<z.output<S>>>(
+    target: object,
+    key: string | symbol,
+    descriptor: TypedPropertyDescriptor<F>,
+  ): void => {
+    set(target, key, descriptor);
+  };
+}

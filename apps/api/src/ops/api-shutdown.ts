@@ -17,6 +17,7 @@ export function installApiShutdown(app: INestApplication, logger: Logger, graceM
     logger.info({ signal, graceMs }, 'draining: readiness is 503, connections close after each answer');
     setTimeout(() => {
       logger.info('closing the listener; in-flight requests finish first');
+      app.get(ApiLifecycle).closing = true;
       app.close().then(
         () => {
           logger.info('api stopped cleanly');

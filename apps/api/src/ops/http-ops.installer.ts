@@ -3,6 +3,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ErrorCatalogue } from '../common/error-catalogue';
+import { PROBLEM_JSON, problemOf } from '../common/problem-details.filter';
 import type { AppConfig } from '../config/app-config';
 import type { ApiOpsConfig } from './ops-config';
 import { AuthGuard } from '../modules/auth/auth.guard';
@@ -47,6 +48,17 @@ export async function installHttpOps(
 
   fastify.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
+    // A request on a kept-alive connection after the listener began to close (Fastify's own
+    // 503 for it is plain JSON; return503OnClosing is off in app.factory.ts): retry elsewhere.
+    if (lifecycle.closing) {
+      const problem = problemOf('SERVICE_UNAVAILABLE', 'this instance is shutting down: retry the request');
+      return reply
+        .code(503)
+        .header('retry-after', '1')
+        .header('connection', 'close')
+        .type(PROBLEM_JSON)
+        .send(JSON.stringify(problem));
+    }
   });
   fastify.addHook('onSend', async (_request, reply, payload) => {
     // While draining, every answer closes its connection so keep-alive clients reconnect

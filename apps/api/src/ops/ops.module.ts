@@ -6,6 +6,8 @@ import { ApiMetrics } from './api-metrics.service';
 /** Process lifecycle seen by readiness: draining starts on SIGTERM, before the listener closes. */
 export class ApiLifecycle {
   draining = false;
+  /** The listener is closing (after the grace period): new requests get a problem+json 503. */
+  closing = false;
 }
 
 /** Metrics and lifecycle of the API process, for the health controller and the idempotency wiring. */

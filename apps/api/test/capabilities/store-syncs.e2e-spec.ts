@@ -41,7 +41,7 @@ describe('capability: full sync of a store (real processes)', () => {
 
     const second = await startSync();
     expect(second.status).toBe(409);
-    expect(second.body).toMatchObject({ code: 'SYNC_ALREADY_ACTIVE' });
+    expect(second.body).toMatchObject({ code: 'SYNC_ALREADY_ACTIVE', syncId: first.body.sync.id });
 
     await stack.waitForOperation(first.body.operation.id);
     await stack.admin.clearFaults();

@@ -251,12 +251,12 @@ describe('Idempotency-Key over HTTP (product drafts)', () => {
 
   it('two users of one workspace using the same key value do not collide; one cannot replay the other', async () => {
     const bob = await registerUser(api.url);
-    const invited = await alice.client.post<{ invitation: { id: string } }>(
-      `/v1/workspaces/${alice.workspaceId}/members`,
-      { email: bob.email, role: 'member' },
-    );
+    const invited = await alice.client.post<{ id: string }>(`/v1/workspaces/${alice.workspaceId}/members`, {
+      email: bob.email,
+      role: 'member',
+    });
     expect(invited.status).toBe(201);
-    const accepted = await bob.client.post(`/v1/invitations/${invited.body.invitation.id}/accept`);
+    const accepted = await bob.client.post(`/v1/invitations/${invited.body.id}/accept`);
     expect(accepted.status).toBe(200);
     const key = randomUUID();
     const a = await alice.client.post<Draft>(drafts(), { title: 'shared key' }, { key });

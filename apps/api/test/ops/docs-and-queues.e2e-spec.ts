@@ -133,8 +133,7 @@ describe('/docs and /admin/queues', () => {
         >
       >;
       components: {
-        schemas: { ProblemCode: { enum: string[] }; Operation: unknown };
-        responses: { Accepted: unknown };
+        schemas: { ProblemCode: { enum: string[] } } & Record<string, unknown>;
         securitySchemes: { bearer: { scheme: string } };
       };
     };
@@ -154,8 +153,16 @@ describe('/docs and /admin/queues', () => {
     // Every code of the application's error catalogue, and nothing else.
     expect([...doc.components.schemas.ProblemCode.enum].sort()).toEqual(Object.keys(ERROR_CODES).sort());
     expect(doc.components.securitySchemes.bearer.scheme).toBe('bearer');
-    expect(doc.components.responses.Accepted).toBeDefined();
-    expect(doc.components.schemas.Operation).toBeDefined();
+    // A 202 documents its real body, { <resource>, operation }, and the operation's Location.
+    const accepted = doc.paths['/v1/workspaces/{workspaceId}/publications']!.post!.responses['202'];
+    expect(accepted).toMatchObject({
+      headers: { Location: { $ref: '#/components/headers/OperationLocation' } },
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/PublicationAccepted' } } },
+    });
+    expect(doc.components.schemas.PublicationAccepted).toMatchObject({
+      required: ['publication', 'operation'],
+      properties: { operation: { $ref: '#/components/schemas/Operation' } },
+    });
 
     const create = doc.paths['/v1/workspaces/{workspaceId}/product-drafts']!.post!;
     expect(create.parameters).toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });

@@ -6,7 +6,11 @@ import { startApi, type InProcessApi } from '../support/in-process-api';
 const t = useTestDatabase();
 
 interface InvitationBody {
-  invitation: { id: string; email: string; role: string; createdAt: string; expiresAt: string };
+  id: string;
+  email: string;
+  role: string;
+  createdAt: string;
+  expiresAt: string;
 }
 interface Received {
   items: Array<{ id: string; workspace: { id: string; name: string }; role: string }>;
@@ -35,9 +39,9 @@ describe('workspace invitations over HTTP', () => {
     const forNobody = await owner.client.post<InvitationBody>(members(), { email: nobody });
     expect(forBob.status).toBe(201);
     expect(forNobody.status).toBe(201);
-    const shape = (b: InvitationBody) => Object.keys(b.invitation).sort();
+    const shape = (b: InvitationBody) => Object.keys(b).sort();
     expect(shape(forBob.body)).toEqual(shape(forNobody.body));
-    expect(forBob.body.invitation).toMatchObject({ email: bob.email.toLowerCase(), role: 'member' });
+    expect(forBob.body).toMatchObject({ email: bob.email.toLowerCase(), role: 'member' });
     expect(forBob.text).not.toContain(bob.userId);
     expect(await memberships(bob)).toHaveLength(1); // their own workspace only
     expect((await bob.client.get(`/v1/workspaces/${owner.workspaceId}/product-drafts`)).status).toBe(404);
@@ -48,11 +52,11 @@ describe('workspace invitations over HTTP', () => {
     const first = await owner.client.post<InvitationBody>(members(), { email: carol.email });
     // inviting again keeps the invitation and takes the latest role
     const again = await owner.client.post<InvitationBody>(members(), { email: carol.email, role: 'admin' });
-    expect(again.body.invitation).toMatchObject({ id: first.body.invitation.id, role: 'admin' });
+    expect(again.body).toMatchObject({ id: first.body.id, role: 'admin' });
     const received = await carol.client.get<Received>('/v1/invitations');
     expect(received.body.items).toEqual([
       expect.objectContaining({
-        id: first.body.invitation.id,
+        id: first.body.id,
         role: 'admin',
         workspace: { id: owner.workspaceId, name: expect.any(String) },
       }),
@@ -60,19 +64,19 @@ describe('workspace invitations over HTTP', () => {
     // nobody else can answer it
     const mallory = await registerUser(api.url);
     expect((await mallory.client.get<Received>('/v1/invitations')).body.items).toEqual([]);
-    const stolen = await mallory.client.post(`/v1/invitations/${first.body.invitation.id}/accept`);
+    const stolen = await mallory.client.post(`/v1/invitations/${first.body.id}/accept`);
     expect(stolen.status).toBe(404);
     expect(stolen.body).toMatchObject({ code: 'INVITATION_NOT_FOUND' });
 
-    const accepted = await carol.client.post(`/v1/invitations/${first.body.invitation.id}/accept`);
+    const accepted = await carol.client.post(`/v1/invitations/${first.body.id}/accept`);
     expect(accepted.status).toBe(200);
-    expect(accepted.body).toMatchObject({ workspace: { id: owner.workspaceId, role: 'admin' } });
+    expect(accepted.body).toMatchObject({ id: owner.workspaceId, role: 'admin' });
     expect(await memberships(carol)).toContainEqual(
       expect.objectContaining({ id: owner.workspaceId, role: 'admin' }),
     );
     expect((await carol.client.get(`/v1/workspaces/${owner.workspaceId}/product-drafts`)).status).toBe(200);
     // accepting again (a retry after a lost answer) answers the same membership
-    const twice = await carol.client.post(`/v1/invitations/${first.body.invitation.id}/accept`);
+    const twice = await carol.client.post(`/v1/invitations/${first.body.id}/accept`);
     expect(twice.status).toBe(200);
     expect(twice.body).toEqual(accepted.body);
     expect((await carol.client.get<Received>('/v1/invitations')).body.items).toEqual([]);
@@ -86,7 +90,7 @@ describe('workspace invitations over HTTP', () => {
     const dave = await registerUser(api.url);
     const inv = await owner.client.post<InvitationBody>(members(), { email: dave.email });
     const answers = await Promise.all(
-      Array.from({ length: 5 }, () => dave.client.post(`/v1/invitations/${inv.body.invitation.id}/accept`)),
+      Array.from({ length: 5 }, () => dave.client.post(`/v1/invitations/${inv.body.id}/accept`)),
     );
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
     expect(new Set(answers.map((a) => a.text)).size).toBe(1);
@@ -98,12 +102,8 @@ describe('workspace invitations over HTTP', () => {
 
     const erin = await registerUser(api.url);
     const declined = await owner.client.post<InvitationBody>(members(), { email: erin.email });
-    expect((await erin.client.post(`/v1/invitations/${declined.body.invitation.id}/decline`)).status).toBe(
-      204,
-    );
-    expect((await erin.client.post(`/v1/invitations/${declined.body.invitation.id}/accept`)).status).toBe(
-      404,
-    );
+    expect((await erin.client.post(`/v1/invitations/${declined.body.id}/decline`)).status).toBe(204);
+    expect((await erin.client.post(`/v1/invitations/${declined.body.id}/accept`)).status).toBe(404);
     expect(await memberships(erin)).toHaveLength(1);
   });
 
@@ -112,16 +112,14 @@ describe('workspace invitations over HTTP', () => {
     const inv = await owner.client.post<InvitationBody>(members(), { email: frank.email });
     await t.owner.query(
       `update workspace_invitations set expires_at = now() - interval '1 second' where id = $1`,
-      [inv.body.invitation.id],
+      [inv.body.id],
     );
     expect((await frank.client.get<Received>('/v1/invitations')).body.items).toEqual([]);
-    expect((await frank.client.post(`/v1/invitations/${inv.body.invitation.id}/accept`)).status).toBe(404);
+    expect((await frank.client.post(`/v1/invitations/${inv.body.id}/accept`)).status).toBe(404);
     const renewed = await owner.client.post<InvitationBody>(members(), { email: frank.email });
-    expect(renewed.body.invitation.id).toBe(inv.body.invitation.id);
-    expect(new Date(renewed.body.invitation.expiresAt).getTime()).toBeGreaterThan(
-      Date.now() + 6 * 86_400_000,
-    );
-    expect((await frank.client.post(`/v1/invitations/${inv.body.invitation.id}/accept`)).status).toBe(200);
+    expect(renewed.body.id).toBe(inv.body.id);
+    expect(new Date(renewed.body.expiresAt).getTime()).toBeGreaterThan(Date.now() + 6 * 86_400_000);
+    expect((await frank.client.post(`/v1/invitations/${inv.body.id}/accept`)).status).toBe(200);
   });
 
   it('an invitation sent before an account existed is not taken by whoever registers the email later', async () => {
@@ -129,7 +127,7 @@ describe('workspace invitations over HTTP', () => {
     const inv = await owner.client.post<InvitationBody>(members(), { email, role: 'admin' });
     const registrant = await registerUser(api.url, 'ws', email);
     expect((await registrant.client.get<Received>('/v1/invitations')).body.items).toEqual([]);
-    const taken = await registrant.client.post(`/v1/invitations/${inv.body.invitation.id}/accept`);
+    const taken = await registrant.client.post(`/v1/invitations/${inv.body.id}/accept`);
     expect(taken.status).toBe(404);
     expect(await memberships(registrant)).toHaveLength(1);
     // sent again once the account exists, it reaches it
@@ -140,10 +138,10 @@ describe('workspace invitations over HTTP', () => {
   it('an owner withdraws an open invitation; the invitee can no longer accept it', async () => {
     const hank = await registerUser(api.url);
     const inv = await owner.client.post<InvitationBody>(members(), { email: hank.email });
-    const url = `/v1/workspaces/${owner.workspaceId}/invitations/${inv.body.invitation.id}`;
+    const url = `/v1/workspaces/${owner.workspaceId}/invitations/${inv.body.id}`;
     expect((await owner.client.request('DELETE', url)).status).toBe(204);
     expect((await hank.client.get<Received>('/v1/invitations')).body.items).toEqual([]);
-    expect((await hank.client.post(`/v1/invitations/${inv.body.invitation.id}/accept`)).status).toBe(404);
+    expect((await hank.client.post(`/v1/invitations/${inv.body.id}/accept`)).status).toBe(404);
     const again = await owner.client.request('DELETE', url);
     expect(again.status).toBe(404);
     expect(again.body).toMatchObject({ code: 'INVITATION_NOT_FOUND' });
@@ -160,7 +158,7 @@ describe('workspace invitations over HTTP', () => {
     const inv2 = await owner.client.post<InvitationBody>(members(), { email: hank.email });
     const foreign = await other.client.request(
       'DELETE',
-      `/v1/workspaces/${other.workspaceId}/invitations/${inv2.body.invitation.id}`,
+      `/v1/workspaces/${other.workspaceId}/invitations/${inv2.body.id}`,
     );
     expect(foreign.status).toBe(404);
     expect((await hank.client.get<Received>('/v1/invitations')).body.items).toHaveLength(1);
@@ -169,12 +167,12 @@ describe('workspace invitations over HTTP', () => {
   it('workspace and invitation changes are audited with ids and roles, never the email', async () => {
     const ivy = await registerUser(api.url);
     const inv = await owner.client.post<InvitationBody>(members(), { email: ivy.email, role: 'admin' });
-    await ivy.client.post(`/v1/invitations/${inv.body.invitation.id}/accept`);
+    await ivy.client.post(`/v1/invitations/${inv.body.id}/accept`);
     const { rows } = await t.owner.query(
       `select action, actor_user_id, metadata from audit_events
         where (entity_id = $1 and entity_type = 'workspace_invitation') or (entity_id = $2 and action = 'WORKSPACE_CREATED')
         order by created_at, action`,
-      [inv.body.invitation.id, ivy.workspaceId],
+      [inv.body.id, ivy.workspaceId],
     );
     expect(rows).toEqual([
       { action: 'WORKSPACE_CREATED', actor_user_id: ivy.userId, metadata: {} },
@@ -226,7 +224,7 @@ describe('workspace invitations over HTTP', () => {
   it('a plain member cannot invite', async () => {
     const gina = await registerUser(api.url);
     const inv = await owner.client.post<InvitationBody>(members(), { email: gina.email, role: 'member' });
-    await gina.client.post(`/v1/invitations/${inv.body.invitation.id}/accept`);
+    await gina.client.post(`/v1/invitations/${inv.body.id}/accept`);
     const res = await gina.client.post<InvitationBody>(members(), {
       email: `x-${randomUUID()}@example.test`,
     });
@@ -237,7 +235,7 @@ describe('workspace invitations over HTTP', () => {
     });
     const withdraw = await gina.client.request(
       'DELETE',
-      `/v1/workspaces/${owner.workspaceId}/invitations/${open.body.invitation.id}`,
+      `/v1/workspaces/${owner.workspaceId}/invitations/${open.body.id}`,
     );
     expect(withdraw.status).toBe(403);
   });

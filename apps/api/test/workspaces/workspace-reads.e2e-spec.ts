@@ -81,12 +81,12 @@ describe('workspace reads over HTTP', () => {
 
   /** Invites `user` with `role` and has them accept: a member of the owner's workspace. */
   async function join(user: RegisteredUser, role: 'admin' | 'member'): Promise<void> {
-    const inv = await owner.client.post<{ invitation: { id: string } }>(ws('/members'), {
+    const inv = await owner.client.post<{ id: string }>(ws('/members'), {
       email: user.email,
       role,
     });
     expect(inv.status).toBe(201);
-    expect((await user.client.post(`/v1/invitations/${inv.body.invitation.id}/accept`)).status).toBe(200);
+    expect((await user.client.post(`/v1/invitations/${inv.body.id}/accept`)).status).toBe(200);
   }
 
   beforeAll(async () => {
@@ -175,23 +175,21 @@ describe('workspace reads over HTTP', () => {
     const emails = Array.from({ length: 3 }, (_, i) => `pending-${i}-${randomUUID()}@example.test`);
     const sent: Invitation[] = [];
     for (const email of emails) {
-      const res = await owner.client.post<{ invitation: Invitation }>(ws('/members'), { email });
-      sent.push(res.body.invitation);
+      const res = await owner.client.post<Invitation>(ws('/members'), { email });
+      sent.push(res.body);
     }
     // Not pending: an expired one, an accepted one (the member's), a withdrawn one.
-    const expired = await owner.client.post<{ invitation: Invitation }>(ws('/members'), {
+    const expired = await owner.client.post<Invitation>(ws('/members'), {
       email: `expired-${randomUUID()}@example.test`,
     });
     await t.owner.query(
       `update workspace_invitations set expires_at = now() - interval '1 second' where id = $1`,
-      [expired.body.invitation.id],
+      [expired.body.id],
     );
-    const withdrawn = await owner.client.post<{ invitation: Invitation }>(ws('/members'), {
+    const withdrawn = await owner.client.post<Invitation>(ws('/members'), {
       email: `withdrawn-${randomUUID()}@example.test`,
     });
-    expect(
-      (await owner.client.request('DELETE', ws(`/invitations/${withdrawn.body.invitation.id}`))).status,
-    ).toBe(204);
+    expect((await owner.client.request('DELETE', ws(`/invitations/${withdrawn.body.id}`))).status).toBe(204);
 
     const list = await admin.client.get<Page<Invitation>>(ws('/invitations'));
     expect(list.status).toBe(200);

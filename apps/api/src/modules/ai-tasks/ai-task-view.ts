@@ -1,27 +1,37 @@
-import type { OperationView } from '../operations/operation-view';
+import { z } from 'zod';
+import { instant, named, pageOf, uuid } from '../../common/api-schemas';
+import { acceptedOf, operationFailureCodeSchema } from '../operations/operation-view';
 
-export type AiTaskKind = 'text' | 'category' | 'image';
-export type AiTaskStatus = 'pending' | 'running' | 'succeeded' | 'failed';
+export const aiTaskKindSchema = z.enum(['text', 'category', 'image']);
+export type AiTaskKind = z.output<typeof aiTaskKindSchema>;
+export const aiTaskStatusSchema = z.enum(['pending', 'running', 'succeeded', 'failed']);
+export type AiTaskStatus = z.output<typeof aiTaskStatusSchema>;
 
-export interface AiTaskView {
-  id: string;
-  kind: AiTaskKind;
-  draftId: string;
-  baseRevision: number;
-  target: 'title' | 'description' | null;
-  status: AiTaskStatus;
-  /** The feature execution on the draft (mode 'outbox'). */
-  executionId: string;
-  /** The draft revision the result produced, when it applies (text, category). */
-  resultRevision: number | null;
-  /** The vendor's output, once succeeded. */
-  result: Record<string, unknown> | null;
-  errorCode: string | null;
-  createdAt: string;
-  completedAt: string | null;
-}
+export const aiTaskViewSchema = named(
+  'AiTask',
+  z.object({
+    id: uuid(),
+    kind: aiTaskKindSchema,
+    draftId: uuid(),
+    baseRevision: z.number().int(),
+    target: z.enum(['title', 'description']).nullable(),
+    status: aiTaskStatusSchema,
+    executionId: uuid().describe("The feature execution on the draft (mode 'outbox')"),
+    resultRevision: z
+      .number()
+      .int()
+      .nullable()
+      .describe('The draft revision the result produced, when it applies (text, category)'),
+    result: z.record(z.string(), z.unknown()).nullable().describe("The vendor's output, once succeeded"),
+    errorCode: operationFailureCodeSchema.nullable(),
+    createdAt: instant(),
+    completedAt: instant().nullable(),
+  }),
+  'An AI task on a draft',
+);
+export type AiTaskView = z.output<typeof aiTaskViewSchema>;
 
-export interface AiTaskAccepted {
-  aiTask: AiTaskView;
-  operation: OperationView;
-}
+export const aiTaskPageSchema = pageOf('AiTaskPage', aiTaskViewSchema);
+
+export const aiTaskAcceptedSchema = acceptedOf('AiTaskAccepted', 'aiTask', aiTaskViewSchema);
+export type AiTaskAccepted = z.output<typeof aiTaskAcceptedSchema>;

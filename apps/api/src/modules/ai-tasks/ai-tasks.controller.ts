@@ -9,6 +9,8 @@ import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
 import { pageQuerySchema, type PageQuery } from '../../common/page-query';
 import { createAiTaskSchema, type CreateAiTaskInput } from './ai-task.dto';
 import { AiTasksService } from './ai-tasks.service';
+import { ApiDoc } from '../../common/api-doc.decorator';
+import { aiTaskAcceptedSchema, aiTaskPageSchema, aiTaskViewSchema } from './ai-task-view';
 
 /** AI text / category / image tasks on product drafts: 202 { aiTask, operation }. */
 @Controller('v1/workspaces/:workspaceId/ai-tasks')
@@ -20,6 +22,11 @@ export class AiTasksController {
   @Post()
   @HttpCode(202)
   @Idempotent({ required: true })
+  @ApiDoc({
+    summary: 'Run an AI task on a draft revision (the vendor call runs in the background)',
+    problems: ['RESOURCE_NOT_FOUND'],
+    response: aiTaskAcceptedSchema,
+  })
   async create(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
@@ -31,6 +38,7 @@ export class AiTasksController {
   }
 
   @Get()
+  @ApiDoc({ summary: "The workspace's AI tasks, newest first", response: aiTaskPageSchema })
   list(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Query(new ZodValidationPipe(pageQuerySchema)) query: PageQuery,
@@ -39,6 +47,7 @@ export class AiTasksController {
   }
 
   @Get(':aiTaskId')
+  @ApiDoc({ summary: 'One AI task', response: aiTaskViewSchema })
   get(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Param('aiTaskId', new ParseIdPipe('AI task')) id: string,

@@ -1,5 +1,6 @@
 import { Controller, Get, Query, UseGuards } from '@nestjs/common';
 import { ApiDoc } from '../../common/api-doc.decorator';
+import { auditEventPageSchema } from './audit-view';
 import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { AuthGuard } from '../auth/auth.guard';
@@ -17,6 +18,7 @@ export class AuditController {
   @Get()
   @ApiDoc({
     summary: "The workspace's audit log, newest first; resourceType and resourceId (together) filter it",
+    response: auditEventPageSchema,
   })
   list(
     @WorkspaceAuth() auth: WorkspaceAuthContext,

@@ -6,6 +6,8 @@ import { EmailTakenError, InvalidCredentialsError, InvalidRefreshTokenError } fr
 import { AuthRepository } from './auth.repository';
 import { ACCESS_PREFIX, REFRESH_PREFIX, hashToken, newToken, successorTokens } from './opaque-token';
 import { PasswordHasher } from './password-hasher';
+import type { z } from 'zod';
+import type { registeredWorkspaceSchema, TokenPair } from './auth-view';
 
 /**
  * Creates a new account's first workspace in the registration's transaction. Workspaces
@@ -13,16 +15,12 @@ import { PasswordHasher } from './password-hasher';
  * module that builds on it.
  */
 export interface FirstWorkspace {
-  create(ownerUserId: string, name: string): Promise<{ workspace: object }>;
+  create(
+    ownerUserId: string,
+    name: string,
+  ): Promise<{ workspace: z.output<typeof registeredWorkspaceSchema> }>;
 }
 export const FIRST_WORKSPACE = Symbol('FIRST_WORKSPACE');
-
-export interface TokenPair {
-  accessToken: string;
-  refreshToken: string;
-  tokenType: 'Bearer';
-  expiresIn: number;
-}
 
 /**
  * Registration, login and refresh. These endpoints do not use the idempotency mechanism (the

@@ -4,6 +4,8 @@ import type { Redis } from 'ioredis';
 import { REDIS } from '../../infrastructure/infrastructure.module';
 import { checkReadiness } from '../../ops/health-probe';
 import { ApiLifecycle } from '../../ops/ops.module';
+import { ApiDoc } from '../../common/api-doc.decorator';
+import { livenessSchema, readinessSchema } from './health-view';
 
 @Controller('health')
 export class HealthController {
@@ -16,8 +18,9 @@ export class HealthController {
   /** The process is up and serving. */
   @Get('live')
   @HttpCode(200)
+  @ApiDoc({ summary: 'The process is up', response: livenessSchema })
   live() {
-    return { status: 'ok' };
+    return { status: 'ok' as const };
   }
 
   /**
@@ -25,6 +28,11 @@ export class HealthController {
    * fast: a Redis client that is reconnecting counts as down instead of queueing the PING.
    */
   @Get('ready')
+  @ApiDoc({
+    summary: 'PostgreSQL and Redis answer, and the process is not draining',
+    response: readinessSchema,
+    alsoAnswers: [503],
+  })
   async ready(@Res({ passthrough: true }) reply: { status(code: number): unknown }) {
     // The shared client connects lazily: the first probe may be what opens it.
     if (this.redis.status === 'wait') await this.redis.connect().catch(() => undefined);
@@ -33,7 +41,7 @@ export class HealthController {
     // exceptions to 500): load balancers and orchestrators key on the 503.
     if (this.lifecycle.draining) {
       reply.status(503);
-      return { ...report, status: 'stopping' };
+      return { ...report, status: 'stopping' as const };
     }
     if (report.status !== 'ok') reply.status(503);
     return report;

@@ -1,14 +1,8 @@
 import type { IdempotencyResultPolicy } from '@listing/idempotency';
 import { IntegrityError } from '../../common/domain-errors';
-import type { OperationView } from '../operations/operation-view';
 import type { AsyncCommands } from '../operations/async-commands.service';
-import type { MaterialTransferView } from './material-transfer-view';
+import type { TransferAccepted } from './material-transfer-view';
 import type { MaterialTransfersRepository } from './material-transfers.repository';
-
-export interface TransferAccepted {
-  transfer: MaterialTransferView;
-  operation: OperationView;
-}
 
 /** Ids only in the envelope; restore rebuilds the 202 body from columns that never change. */
 export function transferAcceptedPolicy(

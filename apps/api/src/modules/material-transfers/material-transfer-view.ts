@@ -1,19 +1,38 @@
-export type TransferStatus = 'pending' | 'running' | 'succeeded' | 'failed';
+import { z } from 'zod';
+import { instant, named, pageOf, uuid } from '../../common/api-schemas';
+import { acceptedOf, operationErrorSchema } from '../operations/operation-view';
+
+export const transferStatusSchema = z.enum(['pending', 'running', 'succeeded', 'failed']);
+export type TransferStatus = z.output<typeof transferStatusSchema>;
 
 /** What the material-transfer endpoints return. `sourceUrl` is the source key: no signatures. */
-export interface MaterialTransferView {
-  id: string;
-  status: TransferStatus;
-  sourceUrl: string;
-  objectKey: string;
-  contentType: string | null;
-  size: number | null;
-  checksumSha256: string | null;
-  width: number | null;
-  height: number | null;
-  error: { code: string; message: string } | null;
-  operationId: string;
-  createdAt: string;
-  updatedAt: string;
-  completedAt: string | null;
-}
+export const materialTransferViewSchema = named(
+  'MaterialTransfer',
+  z.object({
+    id: uuid(),
+    status: transferStatusSchema,
+    sourceUrl: z.string().describe('The source as its key: query strings and signatures removed'),
+    objectKey: z.string(),
+    contentType: z.string().nullable(),
+    size: z.number().int().nullable(),
+    checksumSha256: z.string().nullable(),
+    width: z.number().int().nullable(),
+    height: z.number().int().nullable(),
+    error: operationErrorSchema.nullable(),
+    operationId: uuid(),
+    createdAt: instant(),
+    updatedAt: instant(),
+    completedAt: instant().nullable(),
+  }),
+  'A copy of collected material from an allowlisted source into object storage',
+);
+export type MaterialTransferView = z.output<typeof materialTransferViewSchema>;
+
+export const materialTransferPageSchema = pageOf('MaterialTransferPage', materialTransferViewSchema);
+
+export const transferAcceptedSchema = acceptedOf(
+  'MaterialTransferAccepted',
+  'transfer',
+  materialTransferViewSchema,
+);
+export type TransferAccepted = z.output<typeof transferAcceptedSchema>;

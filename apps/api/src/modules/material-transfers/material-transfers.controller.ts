@@ -9,6 +9,12 @@ import { AuthGuard } from '../auth/auth.guard';
 import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
 import { createTransferSchema, listQuerySchema, type CreateTransfer } from './material-transfer.dto';
 import { MaterialTransfersService } from './material-transfers.service';
+import { ApiDoc } from '../../common/api-doc.decorator';
+import {
+  materialTransferPageSchema,
+  materialTransferViewSchema,
+  transferAcceptedSchema,
+} from './material-transfer-view';
 
 interface Reply {
   header(name: string, value: string): unknown;
@@ -23,6 +29,11 @@ export class MaterialTransfersController {
   @Post()
   @HttpCode(202)
   @Idempotent({ required: true })
+  @ApiDoc({
+    summary: 'Copy collected material from an allowlisted source into object storage',
+    problems: ['SOURCE_NOT_ALLOWED', 'MATERIAL_TRANSFER_EXISTS'],
+    response: transferAcceptedSchema,
+  })
   async create(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
@@ -34,6 +45,10 @@ export class MaterialTransfersController {
   }
 
   @Get()
+  @ApiDoc({
+    summary: "The workspace's material transfers, newest first",
+    response: materialTransferPageSchema,
+  })
   list(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Query(new ZodValidationPipe(listQuerySchema)) query: z.infer<typeof listQuerySchema>,
@@ -42,6 +57,7 @@ export class MaterialTransfersController {
   }
 
   @Get(':transferId')
+  @ApiDoc({ summary: 'One material transfer', response: materialTransferViewSchema })
   async get(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Param('transferId', new ParseIdPipe('material transfer')) id: string,

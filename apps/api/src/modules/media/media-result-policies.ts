@@ -1,8 +1,7 @@
 import type { IdempotencyResultPolicy } from '@listing/idempotency';
 import { IntegrityError } from '../../common/domain-errors';
-import type { OperationView } from '../operations/operation-view';
 import type { AsyncCommands } from '../operations/async-commands.service';
-import type { MediaView } from './media-view';
+import type { MediaAccepted, MediaView } from './media-view';
 import type { MediaRepository } from './media.repository';
 
 /**
@@ -21,11 +20,6 @@ export function mediaCreatedPolicy(media: MediaRepository): IdempotencyResultPol
       return view;
     },
   };
-}
-
-export interface MediaAccepted {
-  media: MediaView;
-  operation: OperationView;
 }
 
 export function mediaAcceptedPolicy(

@@ -28,6 +28,7 @@ import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
 import { completeSchema, createUploadSchema, listQuerySchema, type CreateUpload } from './media.dto';
 import { MediaTypeUnsupportedError } from './media.errors';
 import { MediaService, type MediaDownload } from './media.service';
+import { mediaAcceptedSchema, mediaPageSchema, mediaViewSchema } from './media-view';
 
 interface Reply {
   header(name: string, value: string): unknown;
@@ -69,6 +70,11 @@ export class MediaController {
   @Post()
   @HttpCode(201)
   @Idempotent({ required: true })
+  @ApiDoc({
+    summary: 'Declare an upload (filename, type, size): then PUT its bytes to …/content',
+    problems: ['MEDIA_TOO_LARGE', 'MEDIA_TYPE_UNSUPPORTED'],
+    response: mediaViewSchema,
+  })
   async create(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
@@ -84,6 +90,19 @@ export class MediaController {
   // raw bytes that must not be canonicalised into a fingerprint.
   @Put(':mediaId/content')
   @HttpCode(200)
+  @ApiDoc({
+    summary: 'Upload the declared bytes (as many times as needed until complete)',
+    upload: { contentTypes: [...IMAGE_TYPES, 'application/octet-stream'] },
+    problems: [
+      'LENGTH_REQUIRED',
+      'MEDIA_TOO_LARGE',
+      'MEDIA_TYPE_UNSUPPORTED',
+      'MEDIA_TYPE_MISMATCH',
+      'MEDIA_SIZE_MISMATCH',
+      'MEDIA_STATE_CONFLICT',
+    ],
+    response: mediaViewSchema,
+  })
   async uploadContent(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Param('mediaId', new ParseIdPipe('media')) id: string,
@@ -97,6 +116,11 @@ export class MediaController {
   @Post(':mediaId/complete')
   @HttpCode(202)
   @Idempotent({ required: true })
+  @ApiDoc({
+    summary: 'Start processing the uploaded bytes (checks, dimensions, thumbnail)',
+    problems: ['MEDIA_STATE_CONFLICT'],
+    response: mediaAcceptedSchema,
+  })
   async complete(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
@@ -109,6 +133,7 @@ export class MediaController {
   }
 
   @Get()
+  @ApiDoc({ summary: "The workspace's media, newest first", response: mediaPageSchema })
   list(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Query(new ZodValidationPipe(listQuerySchema)) query: z.infer<typeof listQuerySchema>,
@@ -147,6 +172,7 @@ export class MediaController {
   }
 
   @Get(':mediaId')
+  @ApiDoc({ summary: 'One media', response: mediaViewSchema })
   async get(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Param('mediaId', new ParseIdPipe('media')) id: string,

@@ -16,7 +16,8 @@ import { AuditService } from '../audit/audit.service';
 import { OBJECT_STORAGE, type ObjectStorage } from '../object-storage/object-storage.client';
 import { AsyncCommands } from '../operations/async-commands.service';
 import { isImageType, sniffImageType } from '../../common/image-sniffer';
-import { mediaAcceptedPolicy, mediaCreatedPolicy, type MediaAccepted } from './media-result-policies';
+import { mediaAcceptedPolicy, mediaCreatedPolicy } from './media-result-policies';
+import type { MediaAccepted } from './media-view';
 import type { MediaView } from './media-view';
 import type { CreateUpload } from './media.dto';
 import {

@@ -9,6 +9,8 @@ import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { AuthGuard } from '../auth/auth.guard';
 import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
 import { OperationsRepository } from './operations.repository';
+import { ApiDoc } from '../../common/api-doc.decorator';
+import { operationListSchema, operationViewSchema } from './operation-view';
 
 // The resource filter is a pair: half of it would silently list every operation instead.
 const listSchema = z
@@ -33,6 +35,10 @@ export class OperationsController {
   ) {}
 
   @Get(':operationId')
+  @ApiDoc({
+    summary: 'Poll accepted work until `status` is succeeded or failed',
+    response: operationViewSchema,
+  })
   get(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Param('operationId', new ParseIdPipe('operation')) id: string,
@@ -45,6 +51,10 @@ export class OperationsController {
   }
 
   @Get()
+  @ApiDoc({
+    summary: "The workspace's operations, newest first (optionally of one resource)",
+    response: operationListSchema,
+  })
   list(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Query(new ZodValidationPipe(listSchema)) q: z.infer<typeof listSchema>,

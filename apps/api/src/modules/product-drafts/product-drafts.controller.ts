@@ -34,6 +34,11 @@ import {
   type DraftPatch,
 } from './product-draft.dto';
 import { ProductDraftsService } from './product-drafts.service';
+import {
+  productDraftFeatureResultSchema,
+  productDraftPageSchema,
+  productDraftViewSchema,
+} from './product-draft-view';
 
 interface Reply {
   header(name: string, value: string): unknown;
@@ -52,7 +57,11 @@ export class ProductDraftsController {
   @Post()
   @HttpCode(201)
   @Idempotent({ required: false })
-  @ApiDoc({ summary: 'Create a product draft (revision 1)', etag: true })
+  @ApiDoc({
+    summary: 'Create a product draft (revision 1)',
+    etag: true,
+    response: productDraftViewSchema,
+  })
   async create(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
@@ -68,7 +77,12 @@ export class ProductDraftsController {
   @Patch(':draftId')
   @HttpCode(200)
   @Idempotent({ required: false, meaningHeaders: ['if-match'] })
-  @ApiDoc({ summary: 'Change a draft: a new revision', ifMatch: 'required', etag: true })
+  @ApiDoc({
+    summary: 'Change a draft: a new revision',
+    ifMatch: 'required',
+    etag: true,
+    response: productDraftViewSchema,
+  })
   async update(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
@@ -91,6 +105,7 @@ export class ProductDraftsController {
     ifMatch: 'optional',
     etag: true,
     problems: ['FEATURE_NOT_FOUND'],
+    response: productDraftFeatureResultSchema,
   })
   async executeFeature(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
@@ -102,11 +117,21 @@ export class ProductDraftsController {
     @Res({ passthrough: true }) reply: Reply,
   ) {
     const outcome = await this.drafts.executeFeature(auth, idem, id, featureId, parseIfMatch(ifMatch, false));
-    reply.header('etag', etagOf(outcome.result.record.revision));
+    const { record } = outcome.result;
+    reply.header('etag', etagOf(record.revision));
+    // The revision the run left the draft at: its result, or the base when nothing changed.
+    reply.header(
+      'location',
+      `/v1/workspaces/${auth.workspaceId}/product-drafts/${record.id}/revisions/${record.revision}`,
+    );
     return new IdempotentResponse(outcome.result, outcome.replayed);
   }
 
   @Get()
+  @ApiDoc({
+    summary: "The workspace's drafts (current revisions), newest first",
+    response: productDraftPageSchema,
+  })
   list(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Query(new ZodValidationPipe(listQuerySchema)) query: z.infer<typeof listQuerySchema>,
@@ -115,7 +140,7 @@ export class ProductDraftsController {
   }
 
   @Get(':draftId')
-  @ApiDoc({ summary: 'The current revision of a draft', etag: true })
+  @ApiDoc({ summary: 'The current revision of a draft', etag: true, response: productDraftViewSchema })
   async get(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Param('draftId', new ParseIdPipe('product draft')) id: string,
@@ -127,7 +152,10 @@ export class ProductDraftsController {
   }
 
   @Get(':draftId/revisions')
-  @ApiDoc({ summary: "A draft's revisions, newest first (each as GET …/revisions/{revision} answers it)" })
+  @ApiDoc({
+    summary: "A draft's revisions, newest first (each as GET …/revisions/{revision} answers it)",
+    response: productDraftPageSchema,
+  })
   listRevisions(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Param('draftId', new ParseIdPipe('product draft')) id: string,
@@ -137,7 +165,7 @@ export class ProductDraftsController {
   }
 
   @Get(':draftId/revisions/:revision')
-  @ApiDoc({ summary: 'One immutable revision of a draft', etag: true })
+  @ApiDoc({ summary: 'One immutable revision of a draft', etag: true, response: productDraftViewSchema })
   async getRevision(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Param('draftId', new ParseIdPipe('product draft')) id: string,

@@ -13,7 +13,12 @@ import type { RevisionCondition } from '../../common/http-params';
 import type { WorkspaceAuthContext } from '../../common/request-context';
 import { MediaUsage } from '../media/media-usage.service';
 import { RecordKernelService } from '../records/record-kernel.service';
-import type { FeatureExecutionResult, RecordView } from '../records/record-view';
+import {
+  asDraft,
+  asDraftExecution,
+  type ProductDraftFeatureResult,
+  type ProductDraftView,
+} from './product-draft-view';
 import { draftDataSchema, type DraftData, type DraftPatch } from './product-draft.dto';
 import { PRODUCT_DRAFT_FEATURES } from './product-draft.features';
 
@@ -37,18 +42,21 @@ export class ProductDraftsService {
     auth: WorkspaceAuthContext,
     idem: IdempotentRequestContext,
     data: DraftData,
-  ): Promise<IdempotentOutcome<RecordView>> {
-    return this.idempotency.runPrepared({
-      owner: auth,
-      ...idem, // key, operation, fingerprint, keyError
-      policy: this.kernel.snapshotPolicy(PRODUCT_DRAFT_MODULE),
-      status: 201,
-      prepare: async () => {
-        await this.assertImages(data.imageIds);
-        return data;
-      },
-      work: (payload) => this.kernel.create(auth, PRODUCT_DRAFT_MODULE, payload),
-    });
+  ): Promise<IdempotentOutcome<ProductDraftView>> {
+    return draftOutcome(
+      asDraft,
+      this.idempotency.runPrepared({
+        owner: auth,
+        ...idem, // key, operation, fingerprint, keyError
+        policy: this.kernel.snapshotPolicy(PRODUCT_DRAFT_MODULE),
+        status: 201,
+        prepare: async () => {
+          await this.assertImages(data.imageIds);
+          return data;
+        },
+        work: (payload) => this.kernel.create(auth, PRODUCT_DRAFT_MODULE, payload),
+      }),
+    );
   }
 
   update(
@@ -57,21 +65,24 @@ export class ProductDraftsService {
     id: string,
     expectedRevision: RevisionCondition,
     patch: DraftPatch,
-  ): Promise<IdempotentOutcome<RecordView>> {
-    return this.idempotency.runPrepared({
-      owner: auth,
-      ...idem, // key, operation, fingerprint, keyError
-      policy: this.kernel.snapshotPolicy(PRODUCT_DRAFT_MODULE),
-      status: 200,
-      prepare: async () => {
-        await this.assertImages(patch.imageIds);
-        return patch;
-      },
-      work: (change) =>
-        this.kernel.update(auth, PRODUCT_DRAFT_MODULE, id, expectedRevision, (current) =>
-          mergeDraft(current, change),
-        ),
-    });
+  ): Promise<IdempotentOutcome<ProductDraftView>> {
+    return draftOutcome(
+      asDraft,
+      this.idempotency.runPrepared({
+        owner: auth,
+        ...idem, // key, operation, fingerprint, keyError
+        policy: this.kernel.snapshotPolicy(PRODUCT_DRAFT_MODULE),
+        status: 200,
+        prepare: async () => {
+          await this.assertImages(patch.imageIds);
+          return patch;
+        },
+        work: (change) =>
+          this.kernel.update(auth, PRODUCT_DRAFT_MODULE, id, expectedRevision, (current) =>
+            mergeDraft(current, change),
+          ),
+      }),
+    );
   }
 
   executeFeature(
@@ -80,23 +91,26 @@ export class ProductDraftsService {
     id: string,
     featureId: string,
     expectedRevision: RevisionCondition | null,
-  ): Promise<IdempotentOutcome<FeatureExecutionResult>> {
-    return this.idempotency.runPrepared({
-      owner: auth,
-      ...idem, // key, operation, fingerprint, keyError
-      policy: this.kernel.executionPolicy(PRODUCT_DRAFT_MODULE),
-      status: 201,
-      prepare: async () => {
-        // Own keys only: `constructor` or `__proto__` must be unknown features, not Object's.
-        const feature = Object.hasOwn(PRODUCT_DRAFT_FEATURES, featureId)
-          ? PRODUCT_DRAFT_FEATURES[featureId]
-          : undefined;
-        if (!feature) throw new UnknownFeatureError(featureId);
-        return feature;
-      },
-      work: (feature) =>
-        this.kernel.executeFeature(auth, PRODUCT_DRAFT_MODULE, id, feature, expectedRevision),
-    });
+  ): Promise<IdempotentOutcome<ProductDraftFeatureResult>> {
+    return draftOutcome(
+      asDraftExecution,
+      this.idempotency.runPrepared({
+        owner: auth,
+        ...idem, // key, operation, fingerprint, keyError
+        policy: this.kernel.executionPolicy(PRODUCT_DRAFT_MODULE),
+        status: 201,
+        prepare: async () => {
+          // Own keys only: `constructor` or `__proto__` must be unknown features, not Object's.
+          const feature = Object.hasOwn(PRODUCT_DRAFT_FEATURES, featureId)
+            ? PRODUCT_DRAFT_FEATURES[featureId]
+            : undefined;
+          if (!feature) throw new UnknownFeatureError(featureId);
+          return feature;
+        },
+        work: (feature) =>
+          this.kernel.executeFeature(auth, PRODUCT_DRAFT_MODULE, id, feature, expectedRevision),
+      }),
+    );
   }
 
   /** A draft names media of its own workspace only, and none that failed (422 otherwise). */
@@ -112,19 +126,19 @@ export class ProductDraftsService {
     );
   }
 
-  get(auth: WorkspaceAuthContext, id: string): Promise<RecordView> {
+  get(auth: WorkspaceAuthContext, id: string): Promise<ProductDraftView> {
     return this.db.withWorkspace(auth.workspaceId, async () => {
       const view = await this.kernel.findCurrent(PRODUCT_DRAFT_MODULE, id);
       if (!view) throw new ResourceNotFoundError('product draft');
-      return view;
+      return asDraft(view);
     });
   }
 
-  getRevision(auth: WorkspaceAuthContext, id: string, revision: number): Promise<RecordView> {
+  getRevision(auth: WorkspaceAuthContext, id: string, revision: number): Promise<ProductDraftView> {
     return this.db.withWorkspace(auth.workspaceId, async () => {
       const view = await this.kernel.findRevision(PRODUCT_DRAFT_MODULE, id, revision);
       if (!view) throw new ResourceNotFoundError('revision');
-      return view;
+      return asDraft(view);
     });
   }
 
@@ -133,7 +147,7 @@ export class ProductDraftsService {
     auth: WorkspaceAuthContext,
     id: string,
     query: PageQuery,
-  ): Promise<{ items: RecordView[]; nextCursor: string | null }> {
+  ): Promise<{ items: ProductDraftView[]; nextCursor: string | null }> {
     const before = decodeRevisionCursor(query.cursor);
     return this.db.withWorkspace(auth.workspaceId, async () => {
       const rows = await this.kernel.listRevisions(PRODUCT_DRAFT_MODULE, id, query.limit + 1, before);
@@ -141,15 +155,25 @@ export class ProductDraftsService {
       if (!rows.length && !(await this.kernel.findCurrent(PRODUCT_DRAFT_MODULE, id))) {
         throw new ResourceNotFoundError('product draft');
       }
-      return toPageBy(rows, query.limit, (last) => encodeRevisionCursor(last.revision));
+      return toPageBy(rows.map(asDraft), query.limit, (last) => encodeRevisionCursor(last.revision));
     });
   }
 
   list(auth: WorkspaceAuthContext, limit: number, cursor?: string) {
     return this.db.withWorkspace(auth.workspaceId, () =>
-      keysetPage(limit, cursor, (n, after) => this.kernel.listCurrent(PRODUCT_DRAFT_MODULE, n, after)),
+      keysetPage(limit, cursor, async (n, after) =>
+        (await this.kernel.listCurrent(PRODUCT_DRAFT_MODULE, n, after)).map(asDraft),
+      ),
     );
   }
+}
+
+async function draftOutcome<T, R>(
+  as: (view: T) => R,
+  outcome: Promise<IdempotentOutcome<T>>,
+): Promise<IdempotentOutcome<R>> {
+  const { result, ...rest } = await outcome;
+  return { ...rest, result: as(result) };
 }
 
 /** Applies a patch and validates the whole result (a 422 rolls everything back). */

@@ -1,24 +1,42 @@
-import type { OperationView } from '../operations/operation-view';
+import { z } from 'zod';
+import { instant, named, pageOf, uuid } from '../../common/api-schemas';
+import { acceptedOf, operationFailureCodeSchema } from '../operations/operation-view';
 
 /**
  * outcome_unknown: the marketplace never confirmed the create and may have applied it (sql/014).
  * It keeps the (store, draft) slot; POST .../publications/{id}/retry sends the same create again.
  */
-export type PublicationStatus = 'pending' | 'publishing' | 'published' | 'failed' | 'outcome_unknown';
+export const publicationStatusSchema = z.enum([
+  'pending',
+  'publishing',
+  'published',
+  'failed',
+  'outcome_unknown',
+]);
+export type PublicationStatus = z.output<typeof publicationStatusSchema>;
 
-export interface PublicationView {
-  id: string;
-  storeId: string;
-  draftId: string;
-  revision: number;
-  status: PublicationStatus;
-  platformProductId: string | null;
-  errorCode: string | null;
-  createdAt: string;
-  publishedAt: string | null;
-}
+export const publicationViewSchema = named(
+  'Publication',
+  z.object({
+    id: uuid(),
+    storeId: uuid(),
+    draftId: uuid(),
+    revision: z.number().int().describe('The draft revision published'),
+    status: publicationStatusSchema,
+    platformProductId: z.string().nullable(),
+    errorCode: operationFailureCodeSchema.nullable(),
+    createdAt: instant(),
+    publishedAt: instant().nullable(),
+  }),
+  'A draft revision published to a store',
+);
+export type PublicationView = z.output<typeof publicationViewSchema>;
 
-export interface PublicationAccepted {
-  publication: PublicationView;
-  operation: OperationView;
-}
+export const publicationPageSchema = pageOf('PublicationPage', publicationViewSchema);
+
+export const publicationAcceptedSchema = acceptedOf(
+  'PublicationAccepted',
+  'publication',
+  publicationViewSchema,
+);
+export type PublicationAccepted = z.output<typeof publicationAcceptedSchema>;

@@ -10,6 +10,7 @@ import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
 import { pageQuerySchema, type PageQuery } from '../../common/page-query';
 import { createPublicationSchema, type CreatePublicationInput } from './publication.dto';
 import { PublicationsService } from './publications.service';
+import { publicationAcceptedSchema, publicationPageSchema, publicationViewSchema } from './publication-view';
 
 /**
  * First publications of product drafts to stores, and retries of those whose outcome the
@@ -24,6 +25,11 @@ export class PublicationsController {
   @Post()
   @HttpCode(202)
   @Idempotent({ required: true })
+  @ApiDoc({
+    summary: 'Publish a draft revision to a store (the marketplace call runs in the background)',
+    problems: ['RESOURCE_NOT_FOUND', 'ALREADY_PUBLISHED', 'STORE_NOT_ACTIVE'],
+    response: publicationAcceptedSchema,
+  })
   async create(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
@@ -40,6 +46,7 @@ export class PublicationsController {
   @ApiDoc({
     summary: 'Send the create of a publication whose outcome is unknown again (same provider key)',
     problems: ['PUBLICATION_NOT_RETRYABLE', 'STORE_NOT_ACTIVE'],
+    response: publicationAcceptedSchema,
   })
   async retry(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
@@ -52,6 +59,7 @@ export class PublicationsController {
   }
 
   @Get()
+  @ApiDoc({ summary: "The workspace's publications, newest first", response: publicationPageSchema })
   list(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Query(new ZodValidationPipe(pageQuerySchema)) query: PageQuery,
@@ -60,6 +68,7 @@ export class PublicationsController {
   }
 
   @Get(':publicationId')
+  @ApiDoc({ summary: 'One publication', response: publicationViewSchema })
   get(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Param('publicationId', new ParseIdPipe('publication')) id: string,

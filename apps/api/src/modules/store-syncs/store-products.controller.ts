@@ -6,6 +6,8 @@ import { AuthGuard } from '../auth/auth.guard';
 import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
 import { pageQuerySchema, type PageQuery } from '../../common/page-query';
 import { StoreSyncsService } from './store-syncs.service';
+import { ApiDoc } from '../../common/api-doc.decorator';
+import { storeProductPageSchema } from './store-sync-view';
 
 /** A store's online products as its syncs last saw them (read-only; syncs write them). */
 @Controller('v1/workspaces/:workspaceId/stores/:storeId/products')
@@ -15,6 +17,10 @@ export class StoreProductsController {
   constructor(private readonly syncs: StoreSyncsService) {}
 
   @Get()
+  @ApiDoc({
+    summary: "The store's online products as its syncs last saw them",
+    response: storeProductPageSchema,
+  })
   list(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Param('storeId', new ParseIdPipe('store')) storeId: string,

@@ -1,31 +1,46 @@
-import type { OperationView } from '../operations/operation-view';
+import { z } from 'zod';
+import { instant, named, pageOf, uuid } from '../../common/api-schemas';
+import { acceptedOf, operationFailureCodeSchema } from '../operations/operation-view';
 
-export type StoreSyncStatus = 'pending' | 'running' | 'succeeded' | 'failed';
+export const storeSyncStatusSchema = z.enum(['pending', 'running', 'succeeded', 'failed']);
+export type StoreSyncStatus = z.output<typeof storeSyncStatusSchema>;
 
-export interface StoreSyncView {
-  id: string;
-  storeId: string;
-  status: StoreSyncStatus;
-  pages: number;
-  itemsSynced: number;
-  errorCode: string | null;
-  createdAt: string;
-  completedAt: string | null;
-}
+export const storeSyncViewSchema = named(
+  'StoreSync',
+  z.object({
+    id: uuid(),
+    storeId: uuid(),
+    status: storeSyncStatusSchema,
+    pages: z.number().int(),
+    itemsSynced: z.number().int(),
+    errorCode: operationFailureCodeSchema.nullable(),
+    createdAt: instant(),
+    completedAt: instant().nullable(),
+  }),
+  "A run that reads a store's online products from the marketplace",
+);
+export type StoreSyncView = z.output<typeof storeSyncViewSchema>;
 
-export interface StoreSyncAccepted {
-  sync: StoreSyncView;
-  operation: OperationView;
-}
+export const storeSyncPageSchema = pageOf('StoreSyncPage', storeSyncViewSchema);
+
+export const storeSyncAcceptedSchema = acceptedOf('StoreSyncAccepted', 'sync', storeSyncViewSchema);
+export type StoreSyncAccepted = z.output<typeof storeSyncAcceptedSchema>;
 
 /** A store's online product as its syncs last saw it. */
-export interface StoreProductView {
-  platformProductId: string;
-  title: string;
-  price: string | null;
-  platformStatus: string;
-  platformCreatedAt: string | null;
-  lastSyncId: string;
-  firstSeenAt: string;
-  lastSeenAt: string;
-}
+export const storeProductViewSchema = named(
+  'StoreProduct',
+  z.object({
+    platformProductId: z.string(),
+    title: z.string(),
+    price: z.string().nullable(),
+    platformStatus: z.string(),
+    platformCreatedAt: instant().nullable(),
+    lastSyncId: uuid(),
+    firstSeenAt: instant(),
+    lastSeenAt: instant(),
+  }),
+  "A store's online product as its syncs last saw it",
+);
+export type StoreProductView = z.output<typeof storeProductViewSchema>;
+
+export const storeProductPageSchema = pageOf('StoreProductPage', storeProductViewSchema);

@@ -9,6 +9,8 @@ import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
 import { pageQuerySchema, type PageQuery } from '../../common/page-query';
 import { createStoreSyncSchema, type CreateStoreSyncInput } from './store-sync.dto';
 import { StoreSyncsService } from './store-syncs.service';
+import { ApiDoc } from '../../common/api-doc.decorator';
+import { storeSyncAcceptedSchema, storeSyncPageSchema, storeSyncViewSchema } from './store-sync-view';
 
 /** Full syncs of a store's online products: 202 { sync, operation }; 409 while one is active. */
 @Controller('v1/workspaces/:workspaceId/store-syncs')
@@ -20,6 +22,11 @@ export class StoreSyncsController {
   @Post()
   @HttpCode(202)
   @Idempotent({ required: true })
+  @ApiDoc({
+    summary: "Read a store's online products from the marketplace (in the background)",
+    problems: ['RESOURCE_NOT_FOUND', 'STORE_NOT_ACTIVE', 'SYNC_ALREADY_ACTIVE'],
+    response: storeSyncAcceptedSchema,
+  })
   async create(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
@@ -31,6 +38,7 @@ export class StoreSyncsController {
   }
 
   @Get()
+  @ApiDoc({ summary: "The workspace's store syncs, newest first", response: storeSyncPageSchema })
   list(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Query(new ZodValidationPipe(pageQuerySchema)) query: PageQuery,
@@ -39,6 +47,7 @@ export class StoreSyncsController {
   }
 
   @Get(':syncId')
+  @ApiDoc({ summary: 'One store sync', response: storeSyncViewSchema })
   get(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Param('syncId', new ParseIdPipe('store sync')) id: string,

@@ -38,6 +38,15 @@ export class StoreSyncsRepository {
     return r.rowCount === 1;
   }
 
+  /** The store's pending or running sync, if any (the one an insert conflicted with). */
+  async findActiveId(storeId: string): Promise<string | undefined> {
+    const { rows } = await this.db.executor.execute<Pick<SyncRow, 'id'>>(sql`
+      select id from store_syncs
+       where workspace_id = app_current_workspace() and store_id = ${storeId}
+         and status in ('pending', 'running')`);
+    return rows[0]?.id;
+  }
+
   async find(id: string): Promise<(StoreSyncView & { cursor: string | null }) | undefined> {
     const { rows } = await this.db.executor.execute<SyncRow>(
       sql`select ${COLUMNS} from store_syncs where workspace_id = app_current_workspace() and id = ${id}`,

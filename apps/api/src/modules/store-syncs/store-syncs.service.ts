@@ -57,7 +57,7 @@ export class StoreSyncsService {
       work: async ({ storeId }) => {
         const id = randomUUID();
         if (!(await this.syncs.insert({ id, storeId, createdBy: auth.userId })))
-          throw new SyncAlreadyActiveError();
+          throw new SyncAlreadyActiveError(await this.syncs.findActiveId(storeId));
         const operationId = await this.commands.accept({
           kind: 'store-sync.run',
           resourceType: 'store_sync',

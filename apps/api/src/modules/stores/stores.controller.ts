@@ -14,6 +14,13 @@ import {
   type ReplaceCredentialsInput,
 } from './store.dto';
 import { StoresService } from './stores.service';
+import { ApiDoc } from '../../common/api-doc.decorator';
+import {
+  credentialCheckAcceptedSchema,
+  storeAcceptedSchema,
+  storePageSchema,
+  storeViewSchema,
+} from './store-view';
 
 /**
  * Store authorizations. Commands require Idempotency-Key and answer 202 { store, operation };
@@ -28,6 +35,11 @@ export class StoresController {
   @Post()
   @HttpCode(202)
   @Idempotent({ required: true })
+  @ApiDoc({
+    summary: 'Connect a store: its credentials are verified at the marketplace in the background',
+    problems: ['STORE_ALREADY_CONNECTED'],
+    response: storeAcceptedSchema,
+  })
   async create(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
@@ -41,6 +53,7 @@ export class StoresController {
   @Put(':storeId/credentials')
   @HttpCode(202)
   @Idempotent({ required: true })
+  @ApiDoc({ summary: "Replace a store's credentials (verified again)", response: storeAcceptedSchema })
   replace(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
@@ -55,6 +68,7 @@ export class StoresController {
   @Post(':storeId/credentials')
   @HttpCode(202)
   @Idempotent({ required: true })
+  @ApiDoc({ summary: 'POST alias of PUT …/credentials', response: storeAcceptedSchema })
   replaceByPost(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
@@ -69,6 +83,11 @@ export class StoresController {
   @Post(':storeId/credential-checks')
   @HttpCode(202)
   @Idempotent({ required: true })
+  @ApiDoc({
+    summary: "Check the store's current credentials at the marketplace again",
+    problems: ['STORE_NOT_ACTIVE'],
+    response: credentialCheckAcceptedSchema,
+  })
   async checkCredentials(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
@@ -80,6 +99,7 @@ export class StoresController {
   }
 
   @Get()
+  @ApiDoc({ summary: "The workspace's stores, newest first", response: storePageSchema })
   list(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Query(new ZodValidationPipe(pageQuerySchema)) query: PageQuery,
@@ -88,6 +108,7 @@ export class StoresController {
   }
 
   @Get(':storeId')
+  @ApiDoc({ summary: 'One store', response: storeViewSchema })
   get(@WorkspaceAuth() auth: WorkspaceAuthContext, @Param('storeId', new ParseIdPipe('store')) id: string) {
     return this.stores.get(auth, id);
   }

@@ -1,24 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Database, sql, workspaceInvitations, workspaces, type SqlRow } from '@listing/db';
 import { afterCursor, pageOrder, type PagePosition } from '../../common/page-cursor';
-
-export type InvitedRole = 'admin' | 'member';
-
-export interface Invitation {
-  id: string;
-  email: string;
-  role: InvitedRole;
-  createdAt: string;
-  expiresAt: string;
-}
-
-export interface ReceivedInvitation {
-  id: string;
-  workspace: { id: string; name: string };
-  role: InvitedRole;
-  createdAt: string;
-  expiresAt: string;
-}
+import type { Invitation, InvitedRole, ReceivedInvitation } from './workspace-view';
 
 /** SQL of workspace_invitations (sql/018). */
 @Injectable()
@@ -63,6 +46,15 @@ export class InvitationsRepository {
        ${pageOrder()}
        limit ${limit}`);
     return rows.map(toInvitation);
+  }
+
+  /** Inside withWorkspace: one open, unexpired invitation of the workspace. */
+  async findPending(id: string): Promise<Invitation | undefined> {
+    const { rows } = await this.db.executor.execute<InvitationRow>(sql`
+      select id, email, role, created_at, expires_at from workspace_invitations
+       where workspace_id = app_current_workspace() and id = ${id}
+         and accepted_at is null and declined_at is null and expires_at > now()`);
+    return rows[0] && toInvitation(rows[0]);
   }
 
   /** Open, unexpired invitations addressed to the user's email, across workspaces (sql/018). */

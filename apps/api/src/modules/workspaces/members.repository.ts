@@ -1,20 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Database, sql, users, workspaceMembers, workspaces, type SqlRow } from '@listing/db';
 import { afterCursor, pageOrder, type PagePosition } from '../../common/page-cursor';
-import type { WorkspaceMembership } from './workspaces.repository';
-
-/** GET /v1/workspaces/{id}: the workspace and the caller's role in it. */
-export interface WorkspaceView extends WorkspaceMembership {
-  createdAt: string;
-}
-
-/** A member of a workspace, as the members list shows them. */
-export interface MemberView {
-  userId: string;
-  email: string;
-  role: WorkspaceMembership['role'];
-  joinedAt: string;
-}
+import type { MemberView, WorkspaceView } from './workspace-view';
 
 /** Reads of one workspace and its members, inside withWorkspace (RLS admits no other). */
 @Injectable()

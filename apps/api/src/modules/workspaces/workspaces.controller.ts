@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
 import {
   Auth,
@@ -17,9 +17,19 @@ import { ParseIdPipe } from '../../common/http-params';
 import { pageQuerySchema, type PageQuery } from '../../common/page-query';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { ApiDoc } from '../../common/api-doc.decorator';
+import type { LocationReply } from '../../common/accepted-response';
 import { AuthGuard } from '../auth/auth.guard';
 import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
 import { WorkspacesService } from './workspaces.service';
+import {
+  invitationPageSchema,
+  invitationSchema,
+  memberPageSchema,
+  receivedInvitationListSchema,
+  workspaceMembershipListSchema,
+  workspaceMembershipSchema,
+  workspaceViewSchema,
+} from './workspace-view';
 
 const createWorkspaceSchema = z.strictObject({ name: z.string().trim().min(1).max(100) });
 const addMemberSchema = z.strictObject({
@@ -34,6 +44,10 @@ export class WorkspacesController {
   constructor(private readonly workspaces: WorkspacesService) {}
 
   @Get()
+  @ApiDoc({
+    summary: "The caller's workspaces with their role in each",
+    response: workspaceMembershipListSchema,
+  })
   async list(@Auth() auth: AuthContext) {
     return { items: await this.workspaces.list(auth.userId) };
   }
@@ -42,18 +56,24 @@ export class WorkspacesController {
   @Post()
   @HttpCode(201)
   @Idempotent({ required: false })
+  @ApiDoc({ summary: 'Create a workspace owned by the caller', response: workspaceMembershipSchema })
   async create(
     @Auth() auth: AuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
     @Body(new ZodValidationPipe(createWorkspaceSchema)) body: z.infer<typeof createWorkspaceSchema>,
+    @Res({ passthrough: true }) reply: LocationReply,
   ) {
     if (idem.keyError) throw idem.keyError; // after validation, as runPrepared would
     const created = await this.workspaces.create(auth.userId, body.name, idem.key);
+    reply.header('location', `/v1/workspaces/${created.workspace.id}`);
     return new IdempotentResponse(created.workspace, created.replayed);
   }
 
   @Get(':workspaceId')
-  @ApiDoc({ summary: "The workspace (id, name, createdAt) and the caller's role in it" })
+  @ApiDoc({
+    summary: "The workspace (id, name, createdAt) and the caller's role in it",
+    response: workspaceViewSchema,
+  })
   get(@WorkspaceAuth() auth: WorkspaceAuthContext) {
     return this.workspaces.getWorkspace(auth);
   }
@@ -61,6 +81,7 @@ export class WorkspacesController {
   @Get(':workspaceId/members')
   @ApiDoc({
     summary: "The workspace's members with their roles, newest first (userId, email, role, joinedAt)",
+    response: memberPageSchema,
   })
   members(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
@@ -73,6 +94,7 @@ export class WorkspacesController {
   @ApiDoc({
     summary: 'The pending (open, unexpired) invitations, newest first: owners and admins only',
     problems: ['FORBIDDEN'],
+    response: invitationPageSchema,
   })
   invitations(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
@@ -86,12 +108,29 @@ export class WorkspacesController {
   @ApiDoc({
     summary: 'Invite an email to the workspace (the same answer whether or not it is registered)',
     problems: ['FORBIDDEN', 'MEMBER_EXISTS'],
+    response: invitationSchema,
   })
-  invite(
+  async invite(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Body(new ZodValidationPipe(addMemberSchema)) body: z.infer<typeof addMemberSchema>,
+    @Res({ passthrough: true }) reply: LocationReply,
   ) {
-    return this.workspaces.invite(auth, body.email, body.role);
+    const invitation = await this.workspaces.invite(auth, body.email, body.role);
+    reply.header('location', `/v1/workspaces/${auth.workspaceId}/invitations/${invitation.id}`);
+    return invitation;
+  }
+
+  @Get(':workspaceId/invitations/:invitationId')
+  @ApiDoc({
+    summary: 'One open invitation: owners and admins only',
+    problems: ['FORBIDDEN', 'INVITATION_NOT_FOUND'],
+    response: invitationSchema,
+  })
+  invitation(
+    @WorkspaceAuth() auth: WorkspaceAuthContext,
+    @Param('invitationId', new ParseIdPipe(() => new InvitationNotFoundError())) id: string,
+  ) {
+    return this.workspaces.getPendingInvitation(auth, id);
   }
 
   @Delete(':workspaceId/invitations/:invitationId')
@@ -113,13 +152,18 @@ export class InvitationsController {
   constructor(private readonly workspaces: WorkspacesService) {}
 
   @Get()
+  @ApiDoc({ summary: 'Open invitations addressed to the caller', response: receivedInvitationListSchema })
   async list(@Auth() auth: AuthContext) {
     return { items: await this.workspaces.receivedInvitations(auth.userId) };
   }
 
   @Post(':invitationId/accept')
   @HttpCode(200)
-  @ApiDoc({ summary: 'Accept an invitation: become a member', problems: ['INVITATION_NOT_FOUND'] })
+  @ApiDoc({
+    summary: 'Accept an invitation: become a member (the workspace and the role it gave)',
+    problems: ['INVITATION_NOT_FOUND'],
+    response: workspaceMembershipSchema,
+  })
   accept(
     @Auth() auth: AuthContext,
     @Param('invitationId', new ParseIdPipe(() => new InvitationNotFoundError())) id: string,

@@ -2,11 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
 import { sql, workspaceMembers, workspaces, type SqlRow } from '@listing/db';
 
-export interface WorkspaceMembership {
-  id: string;
-  name: string;
-  role: 'owner' | 'admin' | 'member';
-}
+import type { WorkspaceMembership } from './workspace-view';
 
 @Injectable()
 export class WorkspacesRepository {

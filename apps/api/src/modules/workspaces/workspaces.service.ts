@@ -10,14 +10,17 @@ import type { PageQuery } from '../../common/page-query';
 import { WorkspaceNotFoundError } from '../auth/auth.errors';
 import { InvitationNotFoundError, MemberExistsError } from './workspaces.errors';
 import type { AuthContext, WorkspaceAuthContext } from '../../common/request-context';
-import {
-  InvitationsRepository,
-  type Invitation,
-  type InvitedRole,
-  type ReceivedInvitation,
-} from './invitations.repository';
-import { MembersRepository, type MemberView, type WorkspaceView } from './members.repository';
-import { WorkspacesRepository, type WorkspaceMembership } from './workspaces.repository';
+import { InvitationsRepository } from './invitations.repository';
+import { MembersRepository } from './members.repository';
+import { WorkspacesRepository } from './workspaces.repository';
+import type {
+  Invitation,
+  InvitedRole,
+  MemberView,
+  ReceivedInvitation,
+  WorkspaceMembership,
+  WorkspaceView,
+} from './workspace-view';
 
 const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
 
@@ -122,11 +125,7 @@ export class WorkspacesService {
    * registered the email, so this reveals nothing about other people's accounts; only a current
    * member of this workspace is reported (MEMBER_EXISTS), which the inviter may know anyway.
    */
-  async invite(
-    auth: WorkspaceAuthContext,
-    email: string,
-    role: InvitedRole,
-  ): Promise<{ invitation: Invitation }> {
+  async invite(auth: WorkspaceAuthContext, email: string, role: InvitedRole): Promise<Invitation> {
     if (auth.role === 'member') throw new ForbiddenError('only owners and admins invite members');
     const normalized = email.trim().toLowerCase();
     return this.db.withWorkspace(auth.workspaceId, async () => {
@@ -149,7 +148,17 @@ export class WorkspacesService {
         actorUserId: auth.userId,
         metadata: { role },
       });
-      return { invitation };
+      return invitation;
+    });
+  }
+
+  /** One open invitation of the workspace (owners and admins only, as inviting). */
+  getPendingInvitation(auth: WorkspaceAuthContext, invitationId: string): Promise<Invitation> {
+    if (auth.role === 'member') throw new ForbiddenError('only owners and admins see the invitations');
+    return this.db.withWorkspace(auth.workspaceId, async () => {
+      const invitation = await this.invitations.findPending(invitationId);
+      if (!invitation) throw new InvitationNotFoundError();
+      return invitation;
     });
   }
 
@@ -176,7 +185,7 @@ export class WorkspacesService {
    * Accepts an invitation addressed to the caller: they become a member with its role. Accepting
    * again (a retry after a lost answer, or a concurrent duplicate) answers the membership it made.
    */
-  async accept(auth: AuthContext, invitationId: string): Promise<{ workspace: WorkspaceMembership }> {
+  async accept(auth: AuthContext, invitationId: string): Promise<WorkspaceMembership> {
     const invitation = await this.invitations.findForUser(auth.userId, invitationId);
     if (!invitation || (invitation.state !== 'open' && invitation.state !== 'accepted')) {
       throw new InvitationNotFoundError();
@@ -194,12 +203,12 @@ export class WorkspacesService {
           actorUserId: auth.userId,
           metadata: { role, joined },
         });
-        if (joined) return { workspace: { id, name, role } };
+        if (joined) return { id, name, role };
       }
       // Answered before (by this caller: it is addressed to them), or a member already.
       const current = await this.workspaces.findRole(id, auth.userId);
       if (!current) throw new InvitationNotFoundError();
-      return { workspace: { id, name, role: current } };
+      return { id, name, role: current };
     });
   }
 

@@ -14,6 +14,7 @@ import { problemFor } from '../../common/problem-details.filter';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { API_DOC_METADATA, type ApiDocOptions } from '../../common/api-doc.decorator';
+import { apiSchemas } from '../../common/api-schemas';
 
 // Nest's RouteParamtypes (not exported from @nestjs/common's entry point).
 const PARAM_BODY = 3;
@@ -21,6 +22,12 @@ const PARAM_QUERY = 4;
 const PARAM_HEADERS = 6;
 
 type JsonObject = Record<string, unknown>;
+
+/**
+ * Problems any route can answer before it runs: the HTTP layer's own refusals. They are the
+ * operations' `default` response; every other code is listed on the routes that answer it.
+ */
+const TRANSPORT_CODES = ['BAD_REQUEST', 'URI_TOO_LONG', 'REQUEST_TIMEOUT', 'HEADERS_TOO_LARGE'];
 
 /**
  * OpenAPI 3.1's default dialect, stated: JSON Schema draft 2020-12 plus the OAS vocabulary
@@ -233,8 +240,65 @@ function zodSchemaOf(arg: RouteArg): z.ZodType | undefined {
   return pipe?.schema;
 }
 
+/** The success body's schema: a reference to its component (registered with `named`). */
+function componentRef(route: string, schema: z.ZodType | undefined): JsonObject {
+  if (!schema) throw new Error(`${route} answers JSON but its @ApiDoc names no response schema`);
+  const id = apiSchemas.get(schema)?.id;
+  if (!id) throw new Error(`${route}: its response schema is not registered (common/api-schemas.ts named())`);
+  return { $ref: `#/components/schemas/${id}` };
+}
+
+/**
+ * Every registered answer schema as a component, with references between them. The failure
+ * code, a plain string where the views declare it, becomes the enum of the failure catalogue.
+ */
+function answerSchemas(failures: Readonly<Record<string, string>>): Record<string, JsonObject> {
+  const { schemas } = z.toJSONSchema(apiSchemas, {
+    target: 'draft-2020-12',
+    io: 'output',
+    unrepresentable: 'any',
+    override: tidy,
+    uri: (id) => `#/components/schemas/${id}`,
+  }) as { schemas: Record<string, JsonObject> };
+  for (const schema of Object.values(schemas)) {
+    delete schema.$schema;
+    delete schema.$id;
+  }
+  const codes = Object.keys(failures).sort();
+  schemas.OperationFailureCode = {
+    type: 'string',
+    enum: codes,
+    'x-enum-descriptions': codes.map((code) => failures[code]),
+    description: [
+      'Why a failed operation failed (stable; new codes may be added in a minor version):',
+      '',
+      '| code | meaning |',
+      '|---|---|',
+      ...codes.map((code) => `| \`${code}\` | ${failures[code]} |`),
+    ].join('\n'),
+  };
+  return schemas;
+}
+
+/**
+ * Drops what z.toJSONSchema adds by default and the document says better: the regex zod checks
+ * a uuid or an instant with (the `format` names it) and an int's safe-integer bounds.
+ */
+function tidy({ jsonSchema: s }: { jsonSchema: JsonObject }): void {
+  if (s.format === 'uuid' || s.format === 'date-time') delete s.pattern;
+  if (s.type === 'integer') {
+    if (s.minimum === Number.MIN_SAFE_INTEGER) delete s.minimum;
+    if (s.maximum === Number.MAX_SAFE_INTEGER) delete s.maximum;
+  }
+}
+
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
-  const out = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as JsonObject;
+  const out = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io,
+    unrepresentable: 'any',
+    override: tidy,
+  }) as JsonObject;
   delete out.$schema;
   return out;
 }
@@ -245,6 +309,8 @@ function operationOf(r: RouteFacts): JsonObject {
   const parameters: JsonObject[] = [];
   const codes = new Set<string>(['INTERNAL_ERROR']);
   const write = !['get', 'head', 'options'].includes(r.method);
+  // Every API route reads PostgreSQL: unreachable → 503, a stored row failing its check → 500.
+  if (r.path.startsWith('/v1/')) for (const c of ['SERVICE_UNAVAILABLE', 'INTEGRITY_VIOLATION']) codes.add(c);
 
   for (const [, param] of r.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)) {
     const isId = /Id$/.test(param!);
@@ -298,6 +364,16 @@ function operationOf(r: RouteFacts): JsonObject {
       if (r.doc.ifMatch === 'required') codes.add('IF_MATCH_REQUIRED');
     }
   }
+  if (r.doc.upload) {
+    // Raw bytes: Swagger UI offers a file picker for a binary string.
+    requestBody = {
+      required: true,
+      content: Object.fromEntries(
+        r.doc.upload.contentTypes.map((type) => [type, { schema: { type: 'string', format: 'binary' } }]),
+      ),
+    };
+    for (const c of ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE']) codes.add(c);
+  }
   if (r.doc.download) parameters.push({ $ref: '#/components/parameters/IfNoneMatch' });
   if (r.idempotent) {
     parameters.push({
@@ -311,13 +387,19 @@ function operationOf(r: RouteFacts): JsonObject {
       'IDEMPOTENCY_KEY_REUSED',
       'IDEMPOTENCY_REQUEST_IN_PROGRESS',
       'IDEMPOTENCY_REPLAY_UNAVAILABLE',
+      'IDEMPOTENCY_RECORD_LOST',
     ])
       codes.add(c);
     if (r.idempotent.required) codes.add('IDEMPOTENCY_KEY_REQUIRED');
   }
   if (authenticated) codes.add('UNAUTHENTICATED');
   if (rateLimited) codes.add('RATE_LIMITED');
-  if (write) codes.add('CONCURRENT_UPDATE');
+  if (write) {
+    codes.add('CONCURRENT_UPDATE');
+    // A body sent to any write route is parsed (and refused) before the route runs.
+    for (const c of ['VALIDATION_FAILED', 'INVALID_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'])
+      codes.add(c);
+  }
   for (const c of r.doc.problems ?? []) codes.add(c);
 
   const successHeaders: JsonObject = {};
@@ -325,24 +407,32 @@ function operationOf(r: RouteFacts): JsonObject {
   if (r.doc.download) successHeaders.ETag = { $ref: '#/components/headers/ContentETag' };
   if (r.idempotent)
     successHeaders['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' };
-  if (r.status === 201 && r.method === 'post')
-    successHeaders.Location = { $ref: '#/components/headers/Location' };
+  if (r.status === 201) successHeaders.Location = { $ref: '#/components/headers/Location' };
+  if (r.status === 202) successHeaders.Location = { $ref: '#/components/headers/OperationLocation' };
+
   const responses: Record<string, JsonObject> = {};
-  if (r.status === 202) {
-    responses['202'] = { $ref: '#/components/responses/Accepted' };
+  const route = `${r.method.toUpperCase()} ${r.path}`;
+  if (r.status === 204) {
+    if (r.doc.response) throw new Error(`${route} answers 204 (no body) but documents a response body`);
+    responses['204'] = { description: 'Done (no body)' };
   } else {
-    responses[String(r.status)] = {
-      description: r.idempotent ? 'Success (a replay answers the same status and body)' : 'Success',
+    const success: JsonObject = {
+      description:
+        r.status === 202
+          ? 'Accepted: the work continues asynchronously; poll the operation at Location'
+          : r.idempotent
+            ? 'Success (a replay answers the same status and body)'
+            : 'Success',
       ...(Object.keys(successHeaders).length ? { headers: successHeaders } : {}),
       content: r.doc.download
         ? // Raw bytes: OpenAPI 3.1 describes them by their media type alone, without a schema.
           Object.fromEntries(r.doc.download.contentTypes.map((type) => [type, {}]))
-        : {
-            'application/json': {
-              schema: r.doc.response ? jsonSchema(r.doc.response, 'output') : { type: 'object' },
-            },
-          },
+        : { 'application/json': { schema: componentRef(route, r.doc.response) } },
     };
+    responses[String(r.status)] = success;
+    for (const status of r.doc.alsoAnswers ?? []) {
+      responses[String(status)] = { ...success, description: `The same body, with status ${status}` };
+    }
     if (r.doc.download) {
       responses['304'] = {
         description: 'Not modified: If-None-Match names the current ETag (no body)',
@@ -357,8 +447,10 @@ function operationOf(r: RouteFacts): JsonObject {
     byStatus.set(entry.status, [...(byStatus.get(entry.status) ?? []), code]);
   }
   for (const [status, list] of [...byStatus.entries()].sort(([a], [b]) => a - b)) {
+    if (responses[String(status)]) throw new Error(`${route}: status ${status} is both a body and a problem`);
     responses[String(status)] = problemResponse(list, r.options.errors);
   }
+  responses.default = { $ref: '#/components/responses/TransportProblem' };
 
   const description = [
     r.doc.description,
@@ -396,9 +488,28 @@ function operationOf(r: RouteFacts): JsonObject {
 }
 
 /** The codes of one status; each has an example body of its own (code, status, description). */
-function problemResponse(codes: string[], errors: ErrorCatalogue): JsonObject {
+/** The codes whose answer carries `Retry-After` (ProblemDetailsFilter sets it). */
+const RETRY_AFTER_CODES = [
+  'IDEMPOTENCY_REQUEST_IN_PROGRESS',
+  'RATE_LIMITED',
+  'SERVICE_UNAVAILABLE',
+  'CONCURRENT_UPDATE',
+];
+
+function problemResponse(codes: string[], errors: ErrorCatalogue, description?: string): JsonObject {
+  const retryAfter = codes.filter((c) => RETRY_AFTER_CODES.includes(c));
   return {
-    description: `Problem: ${codes.join(', ')}`,
+    description: description ? `${description}: ${codes.join(', ')}` : `Problem: ${codes.join(', ')}`,
+    ...(retryAfter.length
+      ? {
+          headers: {
+            'Retry-After': {
+              $ref: '#/components/headers/RetryAfter',
+              description: `Sent with ${retryAfter.join(', ')}`,
+            },
+          },
+        }
+      : {}),
     content: {
       'application/problem+json': {
         schema: {
@@ -486,27 +597,34 @@ function components(errors: ErrorCatalogue, failures: Readonly<Record<string, st
       },
     },
     headers: {
-      ETag: { description: 'Strong entity tag of the revision, e.g. "3"', schema: { type: 'string' } },
+      ETag: {
+        description: 'Strong entity tag of the revision, e.g. "3"',
+        required: true,
+        schema: { type: 'string' },
+      },
       ContentETag: {
         description: 'Strong entity tag of the bytes: their SHA-256 in hex, quoted',
+        required: true,
         schema: { type: 'string' },
       },
       IdempotentReplayed: {
         description: '`true` when this answer is a replay of the first request with the same Idempotency-Key',
         schema: { type: 'string', enum: ['true'] },
       },
-      Location: { description: 'URL of the created resource', schema: { type: 'string' } },
+      Location: { description: 'URL of the created resource', required: true, schema: { type: 'string' } },
+      OperationLocation: {
+        description: 'URL of the operation to poll: /v1/workspaces/{workspaceId}/operations/{operationId}',
+        required: true,
+        schema: { type: 'string' },
+      },
       RetryAfter: { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
     },
     responses: {
-      Accepted: {
-        description: 'Accepted: the work continues asynchronously; poll the operation at Location.',
-        headers: {
-          Location: { description: 'URL of the operation', schema: { type: 'string' } },
-          'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' },
-        },
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Operation' } } },
-      },
+      TransportProblem: problemResponse(
+        TRANSPORT_CODES,
+        errors,
+        'Refused by the HTTP layer before the route ran',
+      ),
     },
     schemas: {
       ProblemCode: { type: 'string', enum: codes, description: 'Every code the API answers' },
@@ -528,57 +646,7 @@ function components(errors: ErrorCatalogue, failures: Readonly<Record<string, st
         },
         additionalProperties: true,
       },
-      OperationFailureCode: {
-        type: 'string',
-        description: [
-          'Why a failed operation failed (stable; new codes may be added):',
-          '',
-          '| code | meaning |',
-          '|---|---|',
-          ...Object.keys(failures)
-            .sort()
-            .map((code) => `| \`${code}\` | ${failures[code]} |`),
-        ].join('\n'),
-        examples: Object.keys(failures).sort(),
-      },
-      Operation: {
-        type: 'object',
-        description: 'Accepted asynchronous work (GET /v1/workspaces/{workspaceId}/operations/{operationId})',
-        required: [
-          'id',
-          'kind',
-          'status',
-          'resourceType',
-          'resourceId',
-          'error',
-          'createdAt',
-          'updatedAt',
-          'completedAt',
-        ],
-        properties: {
-          id: { type: 'string', format: 'uuid' },
-          kind: { type: 'string' },
-          status: { type: 'string', enum: ['pending', 'running', 'succeeded', 'failed'] },
-          resourceType: { type: 'string' },
-          resourceId: { type: 'string', format: 'uuid' },
-          error: {
-            oneOf: [
-              { type: 'null' },
-              {
-                type: 'object',
-                required: ['code', 'message'],
-                properties: {
-                  code: { $ref: '#/components/schemas/OperationFailureCode' },
-                  message: { type: 'string', description: 'Safe to show: ours, never the provider text' },
-                },
-              },
-            ],
-          },
-          createdAt: { type: 'string', format: 'date-time' },
-          updatedAt: { type: 'string', format: 'date-time' },
-          completedAt: { type: ['string', 'null'], format: 'date-time' },
-        },
-      },
+      ...answerSchemas(failures),
     },
   };
 }

@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from '../src/config/app-config';
+import { loadApiOpsConfig } from '../src/ops/ops-config';
 
 describe('loadConfig', () => {
   it('applies defaults for a bare environment', () => {
@@ -45,5 +46,16 @@ describe('loadConfig', () => {
     );
     expect(() => loadConfig({ AUTH_REFRESH_KEY: 'short' })).toThrow(/AUTH_REFRESH_KEY/);
     expect(loadConfig({}).AUTH_REFRESH_GRACE_SECONDS).toBe(30);
+  });
+});
+
+describe('loadApiOpsConfig', () => {
+  it('reads an empty secret as unset (a compose file passes `${ADMIN_TOKEN:-}`), a short one as an error', () => {
+    expect(loadApiOpsConfig({ ADMIN_TOKEN: '', METRICS_TOKEN: '' })).toMatchObject({
+      ADMIN_TOKEN: undefined,
+      METRICS_TOKEN: undefined,
+    });
+    expect(() => loadApiOpsConfig({ ADMIN_TOKEN: 'short' })).toThrow(/ADMIN_TOKEN: must be at least 16/);
+    expect(loadApiOpsConfig({ ADMIN_TOKEN: 'x'.repeat(16) }).ADMIN_TOKEN).toBe('x'.repeat(16));
   });
 });

@@ -4,6 +4,11 @@ import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 export interface AuthContext {
   userId: string;
   sessionId: string;
+  /**
+   * The SHA-256 of the caller's access token: what proves "the caller" to the SQL functions that
+   * answer for them (sql/024). Never logged or answered.
+   */
+  accessTokenHash: Buffer;
   /** Present on /v1/workspaces/:workspaceId/... routes once membership is verified. */
   workspaceId?: string;
   role?: 'owner' | 'admin' | 'member';

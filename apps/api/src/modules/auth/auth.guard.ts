@@ -47,6 +47,7 @@ export class AuthGuard implements CanActivate {
     return {
       userId: found.userId,
       sessionId: found.sessionId,
+      accessTokenHash: tokenHash,
       ...(workspaceId !== null ? { workspaceId: workspaceId.toLowerCase(), role: found.role! } : {}),
     };
   }

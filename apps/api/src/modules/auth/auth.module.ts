@@ -4,7 +4,6 @@ import { AuthGuard } from './auth.guard';
 import { AuthRepository } from './auth.repository';
 import { AuthService, FIRST_WORKSPACE, type FirstWorkspace } from './auth.service';
 import { RateLimitGuard, RateLimits } from './rate-limit.guard';
-import { UserDirectory } from './user-directory.service';
 
 /**
  * Accounts, sessions and tokens; the guards every route uses (global, API role only: each HTTP
@@ -25,11 +24,10 @@ export class AuthModule {
         AuthGuard,
         RateLimits,
         RateLimitGuard,
-        UserDirectory,
         { provide: FIRST_WORKSPACE, useExisting: firstWorkspace.provider },
       ],
       // AuthRepository too: Nest builds each controller's guards in the controller's own module.
-      exports: [AuthRepository, AuthGuard, RateLimits, RateLimitGuard, UserDirectory],
+      exports: [AuthRepository, AuthGuard, RateLimits, RateLimitGuard],
     };
   }
 }

@@ -71,7 +71,7 @@ export class AuthService {
     const hash = hashToken(refreshToken);
     const outcome = await this.db.transaction(async () => {
       const used = await this.repository.useRefreshToken(hash);
-      if (used) return { tokens: await this.issueSuccessor(used.sessionId, used.userId, refreshToken) };
+      if (used) return { tokens: await this.issueSuccessor(used.sessionId, refreshToken) };
       const known = await this.repository.findRefreshToken(hash);
       if (!known?.used) return { tokens: undefined };
       if (known.usedSecondsAgo! <= this.config.AUTH_REFRESH_GRACE_SECONDS) {
@@ -95,31 +95,25 @@ export class AuthService {
   private async issueSession(userId: string): Promise<TokenPair> {
     const sessionId = randomUUID();
     await this.repository.insertSession(sessionId, userId, this.config.REFRESH_TOKEN_TTL_SECONDS);
-    return this.issueTokens(sessionId, userId);
+    return this.issueTokens(sessionId);
   }
 
-  private issueTokens(sessionId: string, userId: string): Promise<TokenPair> {
-    return this.storeTokens(sessionId, userId, newToken(ACCESS_PREFIX), newToken(REFRESH_PREFIX));
+  private issueTokens(sessionId: string): Promise<TokenPair> {
+    return this.storeTokens(sessionId, newToken(ACCESS_PREFIX), newToken(REFRESH_PREFIX));
   }
 
   /** A rotation's pair, derived from the token it consumed (see successorTokens). */
-  private issueSuccessor(sessionId: string, userId: string, usedRefreshToken: string): Promise<TokenPair> {
+  private issueSuccessor(sessionId: string, usedRefreshToken: string): Promise<TokenPair> {
     const pair = successorTokens(this.config.AUTH_REFRESH_KEY, usedRefreshToken);
-    return this.storeTokens(sessionId, userId, pair.access, pair.refresh);
+    return this.storeTokens(sessionId, pair.access, pair.refresh);
   }
 
   private async storeTokens(
     sessionId: string,
-    userId: string,
     access: { token: string; hash: Buffer },
     refresh: { token: string; hash: Buffer },
   ): Promise<TokenPair> {
-    await this.repository.insertAccessToken(
-      access.hash,
-      sessionId,
-      userId,
-      this.config.ACCESS_TOKEN_TTL_SECONDS,
-    );
+    await this.repository.insertAccessToken(access.hash, sessionId, this.config.ACCESS_TOKEN_TTL_SECONDS);
     await this.repository.insertRefreshToken(sessionId, refresh.hash);
     return this.tokenPair(access.token, refresh.token);
   }

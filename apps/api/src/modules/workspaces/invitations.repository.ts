@@ -58,16 +58,16 @@ export class InvitationsRepository {
   }
 
   /** Open, unexpired invitations addressed to the user's email, across workspaces (sql/018). */
-  async listForUser(userId: string): Promise<ReceivedInvitation[]> {
+  async listForCaller(accessTokenHash: Buffer): Promise<ReceivedInvitation[]> {
     const { rows } = await this.db.executor.execute<ReceivedRow>(
-      sql`select * from app_user_invitations(${userId})`,
+      sql`select * from app_user_invitations(${accessTokenHash})`,
     );
     return rows.map(toReceived);
   }
 
   /** The invitation with this id addressed to the user, in any state (sql/018), or undefined. */
-  async findForUser(
-    userId: string,
+  async findForCaller(
+    accessTokenHash: Buffer,
     id: string,
   ): Promise<(ReceivedInvitation & { state: 'open' | 'expired' | 'accepted' | 'declined' }) | undefined> {
     // The state by the database's clock, the one answer() decides by.
@@ -76,7 +76,7 @@ export class InvitationsRepository {
     >(sql`
       select *, case when accepted_at is not null then 'accepted' when declined_at is not null then 'declined'
                      when expires_at <= now() then 'expired' else 'open' end as state
-        from app_user_invitation(${userId}, ${id})`);
+        from app_user_invitation(${accessTokenHash}, ${id})`);
     const r = rows[0];
     return r && { ...toReceived(r), state: r.state };
   }

@@ -29,14 +29,21 @@ export class MembersRepository {
    * The bound workspace's members, newest first on (joined at, to the millisecond, user id): a
    * range of workspace_members_page_idx (sql/022).
    */
+  /** The role of the bound workspace's member with this email, if one has it (sql/024). */
+  async roleOfEmail(email: string): Promise<WorkspaceView['role'] | undefined> {
+    const { rows } = await this.db.executor.execute<{ role: WorkspaceView['role'] | null }>(
+      sql`select app_member_role_by_email(${email}) as role`,
+    );
+    return rows[0]?.role ?? undefined;
+  }
+
   async list(limit: number, after?: PagePosition): Promise<MemberView[]> {
     const { rows } = await this.db.executor.execute<
       Pick<SqlRow<typeof workspaceMembers>, 'user_id' | 'role' | 'created_at'> &
         Pick<SqlRow<typeof users>, 'email'>
     >(sql`
-      select m.user_id, u.email, m.role, m.created_at
+      select m.user_id, app_member_email(m.user_id) as email, m.role, m.created_at
         from workspace_members m
-        join users u on u.id = m.user_id
        where m.workspace_id = app_current_workspace()
          ${afterCursor(after, sql`m.created_at`, sql`m.user_id`)}
        ${pageOrder(sql`m.created_at`, sql`m.user_id`)}

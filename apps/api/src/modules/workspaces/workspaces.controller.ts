@@ -49,7 +49,7 @@ export class WorkspacesController {
     response: workspaceMembershipListSchema,
   })
   async list(@Auth() auth: AuthContext) {
-    return { items: await this.workspaces.list(auth.userId) };
+    return { items: await this.workspaces.list(auth) };
   }
 
   /** An Idempotency-Key is honoured when sent (WorkspacesService.create: a derived id, not a record). */
@@ -154,7 +154,7 @@ export class InvitationsController {
   @Get()
   @ApiDoc({ summary: 'Open invitations addressed to the caller', response: receivedInvitationListSchema })
   async list(@Auth() auth: AuthContext) {
-    return { items: await this.workspaces.receivedInvitations(auth.userId) };
+    return { items: await this.workspaces.receivedInvitations(auth) };
   }
 
   @Post(':invitationId/accept')

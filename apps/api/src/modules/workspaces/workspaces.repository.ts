@@ -43,10 +43,11 @@ export class WorkspacesRepository {
   }
 
   /** All of one user's workspaces, across tenants (SECURITY DEFINER function, ids/names/roles). */
-  async listForUser(userId: string): Promise<WorkspaceMembership[]> {
+  /** The caller's workspaces: the caller is whoever the live access token belongs to (sql/024). */
+  async listForCaller(accessTokenHash: Buffer): Promise<WorkspaceMembership[]> {
     const { rows } = await this.db.executor.execute<
       Pick<SqlRow<typeof workspaceMembers>, 'workspace_id' | 'role'> & Pick<SqlRow<typeof workspaces>, 'name'>
-    >(sql`select workspace_id, name, role from app_user_workspaces(${userId})`);
+    >(sql`select workspace_id, name, role from app_user_workspaces(${accessTokenHash})`);
     return rows.map((r) => ({ id: r.workspace_id, name: r.name, role: r.role }));
   }
 }

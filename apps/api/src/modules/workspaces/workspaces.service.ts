@@ -3,7 +3,6 @@ import { Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
 import { IdempotencyKeyReusedError } from '@listing/idempotency';
 import { AuditService } from '../audit/audit.service';
-import { UserDirectory } from '../auth/user-directory.service';
 import { ForbiddenError } from '../../common/domain-errors';
 import { decodeCursor, encodeCursor, toPage, toPageBy } from '../../common/page-cursor';
 import type { PageQuery } from '../../common/page-query';
@@ -47,7 +46,6 @@ export class WorkspacesService {
     private readonly invitations: InvitationsRepository,
     private readonly members: MembersRepository,
     private readonly audit: AuditService,
-    private readonly users: UserDirectory,
   ) {}
 
   /**
@@ -82,8 +80,8 @@ export class WorkspacesService {
     });
   }
 
-  list(userId: string): Promise<WorkspaceMembership[]> {
-    return this.workspaces.listForUser(userId);
+  list(auth: AuthContext): Promise<WorkspaceMembership[]> {
+    return this.workspaces.listForCaller(auth.accessTokenHash);
   }
 
   /** The workspace and the caller's role in it (AuthGuard has checked the membership). */
@@ -129,8 +127,7 @@ export class WorkspacesService {
     if (auth.role === 'member') throw new ForbiddenError('only owners and admins invite members');
     const normalized = email.trim().toLowerCase();
     return this.db.withWorkspace(auth.workspaceId, async () => {
-      const user = await this.users.findByEmail(normalized);
-      const current = user && (await this.workspaces.findRole(auth.workspaceId, user.id));
+      const current = await this.members.roleOfEmail(normalized);
       if (current) throw new MemberExistsError(current);
       const invitation = await this.invitations.upsertOpen({
         id: randomUUID(),
@@ -177,8 +174,8 @@ export class WorkspacesService {
   }
 
   /** The caller's open invitations, across workspaces. */
-  receivedInvitations(userId: string): Promise<ReceivedInvitation[]> {
-    return this.invitations.listForUser(userId);
+  receivedInvitations(auth: AuthContext): Promise<ReceivedInvitation[]> {
+    return this.invitations.listForCaller(auth.accessTokenHash);
   }
 
   /**
@@ -186,7 +183,7 @@ export class WorkspacesService {
    * again (a retry after a lost answer, or a concurrent duplicate) answers the membership it made.
    */
   async accept(auth: AuthContext, invitationId: string): Promise<WorkspaceMembership> {
-    const invitation = await this.invitations.findForUser(auth.userId, invitationId);
+    const invitation = await this.invitations.findForCaller(auth.accessTokenHash, invitationId);
     if (!invitation || (invitation.state !== 'open' && invitation.state !== 'accepted')) {
       throw new InvitationNotFoundError();
     }
@@ -213,7 +210,7 @@ export class WorkspacesService {
   }
 
   async decline(auth: AuthContext, invitationId: string): Promise<void> {
-    const invitation = await this.invitations.findForUser(auth.userId, invitationId);
+    const invitation = await this.invitations.findForCaller(auth.accessTokenHash, invitationId);
     if (invitation?.state !== 'open') throw new InvitationNotFoundError();
     await this.db.withWorkspace(invitation.workspace.id, async () => {
       if (!(await this.invitations.answer(invitationId, 'declined'))) throw new InvitationNotFoundError();

@@ -126,6 +126,42 @@ describe('platform-sim state file', () => {
     ]);
   });
 
+  it('keeps uploaded images (bytes, ids, keys) across a restart', async () => {
+    const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+    const upload = (sim: RunningPlatformSim, key: string, bytes: Buffer) =>
+      fetch(`${sim.url}/platform/v1/stores/shop-a/images`, {
+        method: 'POST',
+        headers: { ...auth(), 'idempotency-key': key, 'content-type': 'image/png' },
+        body: bytes,
+      });
+    const first = await start();
+    const created = (await (await upload(first, 'img-key-1', png)).json()) as { imageId: string };
+    expect(created.imageId).toBe('img_00000001');
+    await first.close();
+
+    const second = await start();
+    const replay = await upload(second, 'img-key-1', png);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await replay.json()).toMatchObject({ imageId: 'img_00000001', size: png.length });
+    expect((await upload(second, 'img-key-1', Buffer.concat([png, png]))).status).toBe(409);
+    const next = (await (await upload(second, 'img-key-2', png)).json()) as { imageId: string };
+    expect(next.imageId).toBe('img_00000002');
+    const served = await fetch(`${second.url}/platform/v1/stores/shop-a/images/img_00000001`, {
+      headers: auth(),
+    });
+    expect(Buffer.from(await served.arrayBuffer()).equals(png)).toBe(true);
+    const product = await call(second, 'POST', '/platform/v1/stores/shop-a/products', {
+      body: { title: 'With image', images: ['img_00000001'] },
+      headers: { ...auth(), 'idempotency-key': 'pub-img' },
+    });
+    expect(product).toMatchObject({ status: 201, body: { images: ['img_00000001'] } });
+    const foreign = await call(second, 'POST', '/platform/v1/stores/shop-b/products', {
+      body: { title: 'Not its image', images: ['img_00000001'] },
+      headers: { ...auth(), 'idempotency-key': 'pub-img-b' },
+    });
+    expect(foreign).toMatchObject({ status: 422, body: { error: 'UNKNOWN_IMAGE' } });
+  });
+
   it('reset clears the file too', async () => {
     const first = await start();
     await createProduct(first, 'shop-a', 'pub-1', 'Teapot');

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { bearerToken, fingerprint, parseBody, requireIdempotencyKey } from '../http/request-helpers';
 import { unauthorized } from '../http/sim-errors';
 import type { SimState } from '../state/sim-state';
+import { unknownImages } from './image-store';
 import type { ProductInput } from './marketplace-store';
 
 const storeId = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1-128 characters of [A-Za-z0-9._:-]');
@@ -33,6 +34,9 @@ const listQuerySchema = z.object({
 });
 
 const storeParams = z.object({ storeExternalId: storeId });
+const imageParams = z.object({ storeExternalId: storeId, imageId: z.string().max(64) });
+const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'];
+const MAX_IMAGE_BYTES = 8 * 1024 * 1024;
 
 /** Credentials are valid when the API key starts with `valid-` (a convention the tests rely on). */
 export function isValidApiKey(apiKey: string | undefined): apiKey is string {
@@ -68,10 +72,41 @@ export function registerMarketplaceRoutes(app: FastifyInstance, state: SimState)
     const key = requireIdempotencyKey(request);
     state.counters.countProductCreateCall(key);
     const input = parseBody(productSchema, request.body) as ProductInput;
+    const missing = state.images.missing(storeExternalId, input.images ?? []);
+    if (missing.length) throw unknownImages(missing);
     const print = fingerprint({ operation: 'create-product', storeExternalId, body: input });
     const result = state.marketplace.createProduct(key, print, storeExternalId, input);
     if (result.replayed) reply.header('idempotent-replayed', 'true');
     return reply.code(result.status).send(result.product);
+  });
+
+  // Product images: the bytes once per Idempotency-Key; a product names them by imageId.
+  app.addContentTypeParser(
+    /^image\//,
+    { parseAs: 'buffer', bodyLimit: MAX_IMAGE_BYTES },
+    (_request, body, done) => done(null, body),
+  );
+  app.post('/platform/v1/stores/:storeExternalId/images', async (request, reply) => {
+    const { storeExternalId } = parseBody(storeParams, request.params);
+    requireApiKey(request);
+    const key = requireIdempotencyKey(request);
+    const contentType = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (!IMAGE_TYPES.includes(contentType) || !Buffer.isBuffer(request.body) || request.body.length === 0) {
+      return reply
+        .code(415)
+        .send({ error: 'UNSUPPORTED_IMAGE', message: `send the bytes as one of ${IMAGE_TYPES.join(', ')}` });
+    }
+    const result = state.images.upload(key, storeExternalId, contentType, request.body);
+    if (result.replayed) reply.header('idempotent-replayed', 'true');
+    return reply.code(201).send(result.image);
+  });
+
+  app.get('/platform/v1/stores/:storeExternalId/images/:imageId', async (request, reply) => {
+    const { storeExternalId, imageId } = parseBody(imageParams, request.params);
+    requireApiKey(request);
+    const saved = state.images.find(storeExternalId, imageId);
+    if (!saved) return reply.code(404).send({ error: 'NOT_FOUND', message: 'no such image' });
+    return reply.code(200).type(saved.image.contentType).send(saved.bytes);
   });
 
   app.get('/platform/v1/stores/:storeExternalId/products', async (request, reply) => {

@@ -18,6 +18,8 @@ export interface CountersSnapshot {
   productReplays: number;
   productConflicts: number;
   productListCalls: number;
+  imageUploadCalls: number;
+  imagesStored: number;
   productCreateCallsByKey: Record<string, number>;
   productsByKey: Record<string, string>;
   aiCalls: number;
@@ -58,6 +60,8 @@ const SCALARS = [
   'productReplays',
   'productConflicts',
   'productListCalls',
+  'imageUploadCalls',
+  'imagesStored',
   'aiCalls',
   'aiReplays',
   'aiConflicts',
@@ -75,6 +79,8 @@ export class SimCounters {
   productReplays = 0;
   productConflicts = 0;
   productListCalls = 0;
+  imageUploadCalls = 0;
+  imagesStored = 0;
   aiCalls = 0;
   aiReplays = 0;
   aiConflicts = 0;

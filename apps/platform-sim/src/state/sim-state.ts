@@ -5,12 +5,15 @@ import {
   type MarketplaceJournal,
   type SavedProduct,
 } from '../marketplace/marketplace-store';
+import { ImageStore, type ImageJournal, type SavedImage } from '../marketplace/image-store';
 import { type CountersSnapshot, type KeyCount, type KeyCounters, SimCounters } from './sim-counters';
 
 /** What a state file hands back at boot. */
 export interface SavedSimState {
   /** In sequence order, removed products included (their idempotency keys still replay). */
   products: SavedProduct[];
+  /** In sequence order. */
+  images: SavedImage[];
   /** In sequence order: the ledger is their entries. */
   aiCalls: SavedAiCall[];
   counters: Map<string, number>;
@@ -18,7 +21,7 @@ export interface SavedSimState {
 }
 
 /** Where a durable simulator keeps its state (`SIM_STATE_FILE`; sqlite-state-file.ts). */
-export interface SimStateFile extends MarketplaceJournal, AiVendorJournal {
+export interface SimStateFile extends MarketplaceJournal, ImageJournal, AiVendorJournal {
   /** Absolute path, for logs. */
   readonly path: string;
   load(): SavedSimState;
@@ -36,6 +39,7 @@ export interface SimStateFile extends MarketplaceJournal, AiVendorJournal {
 export class SimState {
   readonly counters = new SimCounters();
   readonly marketplace: MarketplaceStore;
+  readonly images: ImageStore;
   readonly aiVendor: AiVendorStore;
   readonly faults = new FaultInjector(this.counters);
   // Counter values as last written to the state file.
@@ -44,10 +48,12 @@ export class SimState {
 
   constructor(private readonly file?: SimStateFile) {
     this.marketplace = new MarketplaceStore(this.counters, file);
+    this.images = new ImageStore(this.counters, file);
     this.aiVendor = new AiVendorStore(this.counters, file);
     if (file) {
       const saved = file.load();
       this.marketplace.restore(saved.products);
+      this.images.restore(saved.images);
       this.aiVendor.restore(saved.aiCalls);
       this.counters.restore(saved.counters, saved.keyCounts);
       for (const [name, value] of this.counters.values()) this.savedCounters.set(name, value);
@@ -65,6 +71,7 @@ export class SimState {
     this.savedCounters.clear();
     this.counters.reset();
     this.marketplace.reset();
+    this.images.reset();
     this.aiVendor.reset();
     this.faults.clear();
   }
@@ -105,6 +112,8 @@ export class SimState {
       productReplays: c.productReplays,
       productConflicts: c.productConflicts,
       productListCalls: c.productListCalls,
+      imageUploadCalls: c.imageUploadCalls,
+      imagesStored: c.imagesStored,
       productCreateCallsByKey: Object.fromEntries(c.productCreateCallsByKey),
       productsByKey: this.marketplace.productsByKey(),
       aiCalls: c.aiCalls,

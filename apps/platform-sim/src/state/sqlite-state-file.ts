@@ -2,13 +2,14 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { AiKind, AiResult, BillingEntry, SavedAiCall } from '../ai-vendor/ai-vendor-store';
+import type { MarketplaceImage, SavedImage } from '../marketplace/image-store';
 import type { Product, SavedProduct } from '../marketplace/marketplace-store';
 import type { KeyCount, KeyCounterName } from './sim-counters';
 import type { SavedSimState, SimStateFile } from './sim-state';
 
 // Marks the file as ours ('SIMS'), so another SQLite file is refused rather than written into.
 const APPLICATION_ID = 0x53494d53;
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 // Products stay in the file when removed from a store: their keys still replay, and the largest
 // seq is the product id counter. Likewise the largest ai_calls seq is the AI result counter.
@@ -28,6 +29,12 @@ const SCHEMA = `
     fingerprint TEXT NOT NULL,
     result TEXT NOT NULL,
     entry TEXT NOT NULL
+  ) STRICT;
+  CREATE TABLE images (
+    seq INTEGER PRIMARY KEY,
+    idempotency_key TEXT NOT NULL UNIQUE,
+    body TEXT NOT NULL,
+    bytes BLOB NOT NULL
   ) STRICT;
   CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT, WITHOUT ROWID;
   CREATE TABLE key_counters (
@@ -136,7 +143,18 @@ export class SqliteStateFile implements SimStateFile {
         'SELECT counter, idempotency_key AS key, value FROM key_counters',
       )
       .all();
-    return { products, aiCalls, counters, keyCounts };
+    const images = this.db
+      .prepare<[], { seq: number; idempotency_key: string; body: string; bytes: Buffer }>(
+        'SELECT seq, idempotency_key, body, bytes FROM images ORDER BY seq',
+      )
+      .all()
+      .map((row): SavedImage => ({
+        seq: row.seq,
+        key: row.idempotency_key,
+        image: JSON.parse(row.body) as MarketplaceImage,
+        bytes: row.bytes,
+      }));
+    return { products, images, aiCalls, counters, keyCounts };
   }
 
   productsInserted(products: ReadonlyArray<Omit<SavedProduct, 'removed'>>): void {
@@ -154,6 +172,12 @@ export class SqliteStateFile implements SimStateFile {
         );
       }
     })();
+  }
+
+  imageStored({ seq, key, image, bytes }: SavedImage): void {
+    this.db
+      .prepare('INSERT INTO images (seq, idempotency_key, body, bytes) VALUES (?, ?, ?, ?)')
+      .run(seq, key, JSON.stringify(image), bytes);
   }
 
   productRemoved(seq: number): void {
@@ -191,7 +215,7 @@ export class SqliteStateFile implements SimStateFile {
 
   cleared(): void {
     this.db.exec(
-      'BEGIN; DELETE FROM products; DELETE FROM ai_calls; DELETE FROM counters; DELETE FROM key_counters; COMMIT;',
+      'BEGIN; DELETE FROM products; DELETE FROM images; DELETE FROM ai_calls; DELETE FROM counters; DELETE FROM key_counters; COMMIT;',
     );
   }
 
@@ -215,6 +239,12 @@ function prepareSchema(path: string, db: Database.Database): void {
   }
   if (applicationId !== APPLICATION_ID) {
     throw new StateFileError(`${path} is a SQLite file, but not a platform-sim state file`);
+  }
+  if (version === 1) {
+    // 1 → 2: product images (a file from before them has none).
+    db.exec(SCHEMA.slice(SCHEMA.indexOf('CREATE TABLE images'), SCHEMA.indexOf('CREATE TABLE counters')));
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    return;
   }
   if (version !== SCHEMA_VERSION) {
     throw new StateFileError(

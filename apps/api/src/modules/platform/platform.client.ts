@@ -112,6 +112,25 @@ export class PlatformClient {
     return { productId: body.productId };
   }
 
+  /** Uploads a product image; the same idempotency key returns the same image, never a second one. */
+  async uploadImage(
+    storeExternalId: string,
+    apiKey: string,
+    idempotencyKey: string,
+    image: { contentType: string; bytes: Buffer },
+  ): Promise<{ imageId: string }> {
+    const what = 'upload image';
+    const res = await this.send(
+      what,
+      'POST',
+      `/platform/v1/stores/${encodeURIComponent(storeExternalId)}/images`,
+      { raw: image, bearer: apiKey, idempotencyKey },
+    );
+    const body = (await this.json(res, what)) as { imageId?: unknown };
+    if (typeof body.imageId !== 'string') throw new PlatformUnavailableError(what, res.status);
+    return { imageId: body.imageId };
+  }
+
   async listProducts(
     storeExternalId: string,
     apiKey: string,
@@ -151,10 +170,16 @@ export class PlatformClient {
     what: string,
     method: string,
     path: string,
-    options: { body?: unknown; bearer?: string; idempotencyKey?: string },
+    options: {
+      body?: unknown;
+      raw?: { contentType: string; bytes: Buffer };
+      bearer?: string;
+      idempotencyKey?: string;
+    },
   ): Promise<Response> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
+    if (options.raw) headers['content-type'] = options.raw.contentType;
     if (options.bearer) headers.authorization = `Bearer ${options.bearer}`;
     if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
     let res: Response;
@@ -162,7 +187,11 @@ export class PlatformClient {
       res = await fetch(this.baseUrl.replace(/\/+$/, '') + path, {
         method,
         headers,
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        body: options.raw
+          ? options.raw.bytes
+          : options.body === undefined
+            ? undefined
+            : JSON.stringify(options.body),
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch {

@@ -12,6 +12,7 @@ import {
 } from '@listing/outbox';
 import { z } from 'zod';
 import { AuditService } from '../audit/audit.service';
+import { MediaUsage, type ReadyImage } from '../media/media-usage.service';
 import { OperationProgress } from '../operations/operation-progress.service';
 import { OPERATION_FAILURES } from '../operations/operation.failures';
 import { PlatformClient, PlatformRejectedError } from '../platform/platform.client';
@@ -35,6 +36,10 @@ export const publishProductJob = defineJob({
 /** The marketplace's idempotency key of a publication: one product per publication, ever. */
 export const publicationProviderKey = (publicationId: string) => `publication-${publicationId}`;
 
+/** The marketplace's idempotency key of one image of a publication: uploaded once per product. */
+export const publicationImageKey = (publicationId: string, mediaId: string) =>
+  `publication-${publicationId}-image-${mediaId}`;
+
 type Payload = z.infer<typeof publishProductJob.schema>;
 type Plan = {
   publicationId: string;
@@ -42,6 +47,8 @@ type Plan = {
   sentBefore: boolean;
   access: Awaited<ReturnType<StoreAccess['active']>>;
   product: Record<string, unknown>;
+  /** The revision's ready images, uploaded (once each) before the product names them. */
+  images: ReadyImage[];
 };
 type Created = Awaited<ReturnType<PlatformClient['createProduct']>>;
 type Outcome = { outcome: string; platformProductId?: string };
@@ -60,6 +67,7 @@ export class PublicationJob implements RemoteStep<Payload, Plan, Created, Outcom
     private readonly stores: StoreAccess,
     private readonly records: RecordKernelService,
     private readonly platform: PlatformClient,
+    private readonly media: MediaUsage,
     private readonly operations: OperationProgress,
     private readonly audit: AuditService,
   ) {}
@@ -97,15 +105,33 @@ export class PublicationJob implements RemoteStep<Payload, Plan, Created, Outcom
     await this.operations.running(operationId);
     await this.publications.markPublishing(publicationId);
     const sentBefore = publication.status === 'publishing';
-    return { publicationId, sentBefore, access, product: productBody(publicationId, revision.data) };
+    const imageIds = Array.isArray(revision.data.imageIds) ? (revision.data.imageIds as string[]) : [];
+    const images = await this.media.readyImages(imageIds);
+    return { publicationId, sentBefore, access, product: productBody(publicationId, revision.data), images };
   }
 
-  call({ publicationId, access, product }: Plan): Promise<Created> {
+  /**
+   * Each image first (its own provider key: a repeat answers the same image id), then the
+   * product naming them in the revision's order: a repeated call sends the same body.
+   */
+  async call({ publicationId, access, product, images }: Plan): Promise<Created> {
+    const imageIds: string[] = [];
+    for (const image of images) {
+      const bytes = await this.media.bytesOf(image);
+      if (!bytes) throw new Error(`the stored bytes of media ${image.mediaId} are missing or changed`);
+      const uploaded = await this.platform.uploadImage(
+        access.storeExternalId,
+        access.credentials.apiKey,
+        publicationImageKey(publicationId, image.mediaId),
+        { contentType: image.contentType, bytes },
+      );
+      imageIds.push(uploaded.imageId);
+    }
     return this.platform.createProduct(
       access.storeExternalId,
       access.credentials.apiKey,
       publicationProviderKey(publicationId),
-      product,
+      { ...product, images: imageIds },
     );
   }
 
@@ -182,5 +208,6 @@ function productBody(publicationId: string, data: Record<string, unknown>): Reco
   for (const field of ['description', 'sku', 'categoryId'] as const) {
     if (typeof data[field] === 'string') body[field] = data[field];
   }
+  if (data.attributes && typeof data.attributes === 'object') body.attributes = data.attributes;
   return body;
 }

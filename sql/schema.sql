@@ -4,6 +4,24 @@
 -- PostgreSQL 15.
 
 --
+-- Name: app_authenticate(bytea, uuid); Type: FUNCTION; Schema: public; Owner: listing_owner
+--
+
+CREATE FUNCTION public.app_authenticate(p_token_hash bytea, p_workspace uuid) RETURNS TABLE(user_id uuid, session_id uuid, role text, first_use boolean)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+    SELECT t.user_id, t.session_id, m.role, t.used_at IS NULL
+      FROM auth_access_tokens t
+      JOIN auth_sessions s ON s.id = t.session_id
+      LEFT JOIN workspace_members m ON m.user_id = t.user_id AND m.workspace_id = p_workspace
+     WHERE t.token_hash = p_token_hash AND t.expires_at > now()
+       AND s.revoked_at IS NULL AND s.expires_at > now()
+  $$;
+
+ALTER FUNCTION public.app_authenticate(p_token_hash bytea, p_workspace uuid) OWNER TO listing_owner;
+
+--
 -- Name: app_current_workspace(); Type: FUNCTION; Schema: public; Owner: listing_owner
 --
 
@@ -39,6 +57,120 @@ CREATE FUNCTION public.app_delete_expired_idempotency(p_limit integer) RETURNS i
 ALTER FUNCTION public.app_delete_expired_idempotency(p_limit integer) OWNER TO listing_owner;
 
 --
+-- Name: app_find_refresh_token(bytea); Type: FUNCTION; Schema: public; Owner: listing_owner
+--
+
+CREATE FUNCTION public.app_find_refresh_token(p_token_hash bytea) RETURNS TABLE(session_id uuid, used_seconds_ago double precision)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+    SELECT t.session_id, extract(epoch FROM now() - t.used_at)::float8
+      FROM auth_refresh_tokens t WHERE t.token_hash = p_token_hash
+  $$;
+
+ALTER FUNCTION public.app_find_refresh_token(p_token_hash bytea) OWNER TO listing_owner;
+
+--
+-- Name: app_insert_access_token(bytea, uuid, integer); Type: FUNCTION; Schema: public; Owner: listing_owner
+--
+
+CREATE FUNCTION public.app_insert_access_token(p_token_hash bytea, p_session_id uuid, p_ttl_seconds integer) RETURNS void
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+    INSERT INTO auth_access_tokens (token_hash, session_id, user_id, expires_at)
+    SELECT p_token_hash, s.id, s.user_id, now() + make_interval(secs => p_ttl_seconds)
+      FROM auth_sessions s WHERE s.id = p_session_id
+  $$;
+
+ALTER FUNCTION public.app_insert_access_token(p_token_hash bytea, p_session_id uuid, p_ttl_seconds integer) OWNER TO listing_owner;
+
+--
+-- Name: app_insert_refresh_token(uuid, bytea); Type: FUNCTION; Schema: public; Owner: listing_owner
+--
+
+CREATE FUNCTION public.app_insert_refresh_token(p_session_id uuid, p_token_hash bytea) RETURNS void
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+    INSERT INTO auth_refresh_tokens (token_hash, session_id) VALUES (p_token_hash, p_session_id)
+  $$;
+
+ALTER FUNCTION public.app_insert_refresh_token(p_session_id uuid, p_token_hash bytea) OWNER TO listing_owner;
+
+--
+-- Name: app_insert_session(uuid, uuid, integer); Type: FUNCTION; Schema: public; Owner: listing_owner
+--
+
+CREATE FUNCTION public.app_insert_session(p_id uuid, p_user_id uuid, p_ttl_seconds integer) RETURNS void
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+    INSERT INTO auth_sessions (id, user_id, expires_at)
+    VALUES (p_id, p_user_id, now() + make_interval(secs => p_ttl_seconds))
+  $$;
+
+ALTER FUNCTION public.app_insert_session(p_id uuid, p_user_id uuid, p_ttl_seconds integer) OWNER TO listing_owner;
+
+--
+-- Name: app_insert_user(uuid, text, text); Type: FUNCTION; Schema: public; Owner: listing_owner
+--
+
+CREATE FUNCTION public.app_insert_user(p_id uuid, p_email text, p_password_hash text) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  BEGIN
+    INSERT INTO users (id, email, password_hash) VALUES (p_id, p_email, p_password_hash)
+      ON CONFLICT DO NOTHING;
+    RETURN FOUND;
+  END
+  $$;
+
+ALTER FUNCTION public.app_insert_user(p_id uuid, p_email text, p_password_hash text) OWNER TO listing_owner;
+
+--
+-- Name: app_login_lookup(text); Type: FUNCTION; Schema: public; Owner: listing_owner
+--
+
+CREATE FUNCTION public.app_login_lookup(p_email text) RETURNS TABLE(id uuid, email text, password_hash text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+    SELECT u.id, u.email, u.password_hash FROM users u WHERE lower(u.email) = lower(p_email)
+  $$;
+
+ALTER FUNCTION public.app_login_lookup(p_email text) OWNER TO listing_owner;
+
+--
+-- Name: app_mark_access_token_used(bytea); Type: FUNCTION; Schema: public; Owner: listing_owner
+--
+
+CREATE FUNCTION public.app_mark_access_token_used(p_token_hash bytea) RETURNS void
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+    UPDATE auth_access_tokens SET used_at = now() WHERE token_hash = p_token_hash AND used_at IS NULL
+  $$;
+
+ALTER FUNCTION public.app_mark_access_token_used(p_token_hash bytea) OWNER TO listing_owner;
+
+--
+-- Name: app_member_email(uuid); Type: FUNCTION; Schema: public; Owner: listing_owner
+--
+
+CREATE FUNCTION public.app_member_email(p_user_id uuid) RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+    SELECT u.email FROM users u
+      JOIN workspace_members m ON m.user_id = u.id AND m.workspace_id = app_current_workspace()
+     WHERE u.id = p_user_id
+  $$;
+
+ALTER FUNCTION public.app_member_email(p_user_id uuid) OWNER TO listing_owner;
+
+--
 -- Name: app_member_role(uuid, uuid); Type: FUNCTION; Schema: public; Owner: listing_owner
 --
 
@@ -50,10 +182,94 @@ CREATE FUNCTION public.app_member_role(p_user_id uuid, p_workspace_id uuid) RETU
 ALTER FUNCTION public.app_member_role(p_user_id uuid, p_workspace_id uuid) OWNER TO listing_owner;
 
 --
--- Name: app_user_invitation(uuid, uuid); Type: FUNCTION; Schema: public; Owner: listing_owner
+-- Name: app_member_role_by_email(text); Type: FUNCTION; Schema: public; Owner: listing_owner
 --
 
-CREATE FUNCTION public.app_user_invitation(p_user_id uuid, p_id uuid) RETURNS TABLE(id uuid, workspace_id uuid, workspace_name text, role text, created_at timestamp with time zone, expires_at timestamp with time zone, accepted_at timestamp with time zone, declined_at timestamp with time zone)
+CREATE FUNCTION public.app_member_role_by_email(p_email text) RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+    SELECT m.role FROM users u
+      JOIN workspace_members m ON m.user_id = u.id AND m.workspace_id = app_current_workspace()
+     WHERE lower(u.email) = lower(p_email)
+  $$;
+
+ALTER FUNCTION public.app_member_role_by_email(p_email text) OWNER TO listing_owner;
+
+--
+-- Name: app_revoke_session(uuid); Type: FUNCTION; Schema: public; Owner: listing_owner
+--
+
+CREATE FUNCTION public.app_revoke_session(p_session_id uuid) RETURNS void
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+    UPDATE auth_sessions SET revoked_at = now() WHERE id = p_session_id AND revoked_at IS NULL;
+    DELETE FROM auth_access_tokens WHERE session_id = p_session_id;
+  $$;
+
+ALTER FUNCTION public.app_revoke_session(p_session_id uuid) OWNER TO listing_owner;
+
+--
+-- Name: app_successor_unused(uuid, bytea, bytea); Type: FUNCTION; Schema: public; Owner: listing_owner
+--
+
+CREATE FUNCTION public.app_successor_unused(p_session_id uuid, p_refresh_hash bytea, p_access_hash bytea) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  BEGIN
+    PERFORM 1
+       FROM auth_refresh_tokens r
+       JOIN auth_access_tokens a ON a.token_hash = p_access_hash AND a.session_id = r.session_id
+       JOIN auth_sessions s ON s.id = r.session_id
+      WHERE r.token_hash = p_refresh_hash AND r.session_id = p_session_id AND r.used_at IS NULL
+        AND a.used_at IS NULL AND a.expires_at > now()
+        AND s.revoked_at IS NULL AND s.expires_at > now()
+        FOR UPDATE OF r;
+    RETURN FOUND;
+  END
+  $$;
+
+ALTER FUNCTION public.app_successor_unused(p_session_id uuid, p_refresh_hash bytea, p_access_hash bytea) OWNER TO listing_owner;
+
+--
+-- Name: app_token_user(bytea); Type: FUNCTION; Schema: public; Owner: listing_owner
+--
+
+CREATE FUNCTION public.app_token_user(p_token_hash bytea) RETURNS uuid
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+    SELECT t.user_id FROM auth_access_tokens t JOIN auth_sessions s ON s.id = t.session_id
+     WHERE t.token_hash = p_token_hash AND t.expires_at > now()
+       AND s.revoked_at IS NULL AND s.expires_at > now()
+  $$;
+
+ALTER FUNCTION public.app_token_user(p_token_hash bytea) OWNER TO listing_owner;
+
+--
+-- Name: app_use_refresh_token(bytea); Type: FUNCTION; Schema: public; Owner: listing_owner
+--
+
+CREATE FUNCTION public.app_use_refresh_token(p_token_hash bytea) RETURNS TABLE(session_id uuid, user_id uuid)
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+    UPDATE auth_refresh_tokens t SET used_at = now()
+      FROM auth_sessions s
+     WHERE t.token_hash = p_token_hash AND t.used_at IS NULL
+       AND s.id = t.session_id AND s.revoked_at IS NULL AND s.expires_at > now()
+    RETURNING t.session_id, s.user_id
+  $$;
+
+ALTER FUNCTION public.app_use_refresh_token(p_token_hash bytea) OWNER TO listing_owner;
+
+--
+-- Name: app_user_invitation(bytea, uuid); Type: FUNCTION; Schema: public; Owner: listing_owner
+--
+
+CREATE FUNCTION public.app_user_invitation(p_token_hash bytea, p_id uuid) RETURNS TABLE(id uuid, workspace_id uuid, workspace_name text, role text, created_at timestamp with time zone, expires_at timestamp with time zone, accepted_at timestamp with time zone, declined_at timestamp with time zone)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
@@ -61,16 +277,16 @@ CREATE FUNCTION public.app_user_invitation(p_user_id uuid, p_id uuid) RETURNS TA
       FROM users u
       JOIN workspace_invitations i ON i.email = lower(u.email)
       JOIN workspaces w ON w.id = i.workspace_id
-     WHERE u.id = p_user_id AND i.id = p_id AND i.sent_at > u.created_at
+     WHERE u.id = app_token_user(p_token_hash) AND i.id = p_id AND i.sent_at > u.created_at
   $$;
 
-ALTER FUNCTION public.app_user_invitation(p_user_id uuid, p_id uuid) OWNER TO listing_owner;
+ALTER FUNCTION public.app_user_invitation(p_token_hash bytea, p_id uuid) OWNER TO listing_owner;
 
 --
--- Name: app_user_invitations(uuid); Type: FUNCTION; Schema: public; Owner: listing_owner
+-- Name: app_user_invitations(bytea); Type: FUNCTION; Schema: public; Owner: listing_owner
 --
 
-CREATE FUNCTION public.app_user_invitations(p_user_id uuid) RETURNS TABLE(id uuid, workspace_id uuid, workspace_name text, role text, created_at timestamp with time zone, expires_at timestamp with time zone)
+CREATE FUNCTION public.app_user_invitations(p_token_hash bytea) RETURNS TABLE(id uuid, workspace_id uuid, workspace_name text, role text, created_at timestamp with time zone, expires_at timestamp with time zone)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
@@ -78,27 +294,27 @@ CREATE FUNCTION public.app_user_invitations(p_user_id uuid) RETURNS TABLE(id uui
       FROM users u
       JOIN workspace_invitations i ON i.email = lower(u.email)
       JOIN workspaces w ON w.id = i.workspace_id
-     WHERE u.id = p_user_id AND i.accepted_at IS NULL AND i.declined_at IS NULL
+     WHERE u.id = app_token_user(p_token_hash) AND i.accepted_at IS NULL AND i.declined_at IS NULL
        AND i.expires_at > now() AND i.sent_at > u.created_at
      ORDER BY i.created_at, i.id
   $$;
 
-ALTER FUNCTION public.app_user_invitations(p_user_id uuid) OWNER TO listing_owner;
+ALTER FUNCTION public.app_user_invitations(p_token_hash bytea) OWNER TO listing_owner;
 
 --
--- Name: app_user_workspaces(uuid); Type: FUNCTION; Schema: public; Owner: listing_owner
+-- Name: app_user_workspaces(bytea); Type: FUNCTION; Schema: public; Owner: listing_owner
 --
 
-CREATE FUNCTION public.app_user_workspaces(p_user_id uuid) RETURNS TABLE(workspace_id uuid, name text, role text)
+CREATE FUNCTION public.app_user_workspaces(p_token_hash bytea) RETURNS TABLE(workspace_id uuid, name text, role text)
     LANGUAGE sql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
     SELECT m.workspace_id, w.name, m.role FROM workspace_members m
       JOIN workspaces w ON w.id = m.workspace_id
-     WHERE m.user_id = p_user_id ORDER BY m.created_at
+     WHERE m.user_id = app_token_user(p_token_hash) ORDER BY m.created_at
   $$;
 
-ALTER FUNCTION public.app_user_workspaces(p_user_id uuid) OWNER TO listing_owner;
+ALTER FUNCTION public.app_user_workspaces(p_token_hash bytea) OWNER TO listing_owner;
 
 --
 -- Name: outbox_events; Type: TABLE; Schema: public; Owner: listing_owner
@@ -121,6 +337,8 @@ CREATE TABLE public.outbox_events (
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     dispatched_at timestamp with time zone,
     dead_letter_handled_at timestamp with time zone,
+    traceparent text,
+    tracestate text,
     CONSTRAINT outbox_events_check CHECK (((status = 'dispatching'::text) = (locked_until IS NOT NULL))),
     CONSTRAINT outbox_events_max_attempts_check CHECK ((max_attempts > 0)),
     CONSTRAINT outbox_events_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'dispatching'::text, 'dispatched'::text, 'dead_letter'::text])))
@@ -1815,6 +2033,13 @@ ALTER TABLE public.workspace_members ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.workspaces ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: FUNCTION app_authenticate(p_token_hash bytea, p_workspace uuid); Type: ACL; Schema: public; Owner: listing_owner
+--
+
+REVOKE ALL ON FUNCTION public.app_authenticate(p_token_hash bytea, p_workspace uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.app_authenticate(p_token_hash bytea, p_workspace uuid) TO app_user;
+
+--
 -- Name: FUNCTION app_delete_expired_idempotency(p_limit integer); Type: ACL; Schema: public; Owner: listing_owner
 --
 
@@ -1823,32 +2048,121 @@ GRANT ALL ON FUNCTION public.app_delete_expired_idempotency(p_limit integer) TO 
 GRANT ALL ON FUNCTION public.app_delete_expired_idempotency(p_limit integer) TO outbox_agent;
 
 --
+-- Name: FUNCTION app_find_refresh_token(p_token_hash bytea); Type: ACL; Schema: public; Owner: listing_owner
+--
+
+REVOKE ALL ON FUNCTION public.app_find_refresh_token(p_token_hash bytea) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.app_find_refresh_token(p_token_hash bytea) TO app_user;
+
+--
+-- Name: FUNCTION app_insert_access_token(p_token_hash bytea, p_session_id uuid, p_ttl_seconds integer); Type: ACL; Schema: public; Owner: listing_owner
+--
+
+REVOKE ALL ON FUNCTION public.app_insert_access_token(p_token_hash bytea, p_session_id uuid, p_ttl_seconds integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.app_insert_access_token(p_token_hash bytea, p_session_id uuid, p_ttl_seconds integer) TO app_user;
+
+--
+-- Name: FUNCTION app_insert_refresh_token(p_session_id uuid, p_token_hash bytea); Type: ACL; Schema: public; Owner: listing_owner
+--
+
+REVOKE ALL ON FUNCTION public.app_insert_refresh_token(p_session_id uuid, p_token_hash bytea) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.app_insert_refresh_token(p_session_id uuid, p_token_hash bytea) TO app_user;
+
+--
+-- Name: FUNCTION app_insert_session(p_id uuid, p_user_id uuid, p_ttl_seconds integer); Type: ACL; Schema: public; Owner: listing_owner
+--
+
+REVOKE ALL ON FUNCTION public.app_insert_session(p_id uuid, p_user_id uuid, p_ttl_seconds integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.app_insert_session(p_id uuid, p_user_id uuid, p_ttl_seconds integer) TO app_user;
+
+--
+-- Name: FUNCTION app_insert_user(p_id uuid, p_email text, p_password_hash text); Type: ACL; Schema: public; Owner: listing_owner
+--
+
+REVOKE ALL ON FUNCTION public.app_insert_user(p_id uuid, p_email text, p_password_hash text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.app_insert_user(p_id uuid, p_email text, p_password_hash text) TO app_user;
+
+--
+-- Name: FUNCTION app_login_lookup(p_email text); Type: ACL; Schema: public; Owner: listing_owner
+--
+
+REVOKE ALL ON FUNCTION public.app_login_lookup(p_email text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.app_login_lookup(p_email text) TO app_user;
+
+--
+-- Name: FUNCTION app_mark_access_token_used(p_token_hash bytea); Type: ACL; Schema: public; Owner: listing_owner
+--
+
+REVOKE ALL ON FUNCTION public.app_mark_access_token_used(p_token_hash bytea) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.app_mark_access_token_used(p_token_hash bytea) TO app_user;
+
+--
+-- Name: FUNCTION app_member_email(p_user_id uuid); Type: ACL; Schema: public; Owner: listing_owner
+--
+
+REVOKE ALL ON FUNCTION public.app_member_email(p_user_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.app_member_email(p_user_id uuid) TO app_user;
+
+--
 -- Name: FUNCTION app_member_role(p_user_id uuid, p_workspace_id uuid); Type: ACL; Schema: public; Owner: listing_owner
 --
 
 REVOKE ALL ON FUNCTION public.app_member_role(p_user_id uuid, p_workspace_id uuid) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.app_member_role(p_user_id uuid, p_workspace_id uuid) TO app_user;
 
 --
--- Name: FUNCTION app_user_invitation(p_user_id uuid, p_id uuid); Type: ACL; Schema: public; Owner: listing_owner
+-- Name: FUNCTION app_member_role_by_email(p_email text); Type: ACL; Schema: public; Owner: listing_owner
 --
 
-REVOKE ALL ON FUNCTION public.app_user_invitation(p_user_id uuid, p_id uuid) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.app_user_invitation(p_user_id uuid, p_id uuid) TO app_user;
+REVOKE ALL ON FUNCTION public.app_member_role_by_email(p_email text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.app_member_role_by_email(p_email text) TO app_user;
 
 --
--- Name: FUNCTION app_user_invitations(p_user_id uuid); Type: ACL; Schema: public; Owner: listing_owner
+-- Name: FUNCTION app_revoke_session(p_session_id uuid); Type: ACL; Schema: public; Owner: listing_owner
 --
 
-REVOKE ALL ON FUNCTION public.app_user_invitations(p_user_id uuid) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.app_user_invitations(p_user_id uuid) TO app_user;
+REVOKE ALL ON FUNCTION public.app_revoke_session(p_session_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.app_revoke_session(p_session_id uuid) TO app_user;
 
 --
--- Name: FUNCTION app_user_workspaces(p_user_id uuid); Type: ACL; Schema: public; Owner: listing_owner
+-- Name: FUNCTION app_successor_unused(p_session_id uuid, p_refresh_hash bytea, p_access_hash bytea); Type: ACL; Schema: public; Owner: listing_owner
 --
 
-REVOKE ALL ON FUNCTION public.app_user_workspaces(p_user_id uuid) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.app_user_workspaces(p_user_id uuid) TO app_user;
+REVOKE ALL ON FUNCTION public.app_successor_unused(p_session_id uuid, p_refresh_hash bytea, p_access_hash bytea) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.app_successor_unused(p_session_id uuid, p_refresh_hash bytea, p_access_hash bytea) TO app_user;
+
+--
+-- Name: FUNCTION app_token_user(p_token_hash bytea); Type: ACL; Schema: public; Owner: listing_owner
+--
+
+REVOKE ALL ON FUNCTION public.app_token_user(p_token_hash bytea) FROM PUBLIC;
+
+--
+-- Name: FUNCTION app_use_refresh_token(p_token_hash bytea); Type: ACL; Schema: public; Owner: listing_owner
+--
+
+REVOKE ALL ON FUNCTION public.app_use_refresh_token(p_token_hash bytea) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.app_use_refresh_token(p_token_hash bytea) TO app_user;
+
+--
+-- Name: FUNCTION app_user_invitation(p_token_hash bytea, p_id uuid); Type: ACL; Schema: public; Owner: listing_owner
+--
+
+REVOKE ALL ON FUNCTION public.app_user_invitation(p_token_hash bytea, p_id uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.app_user_invitation(p_token_hash bytea, p_id uuid) TO app_user;
+
+--
+-- Name: FUNCTION app_user_invitations(p_token_hash bytea); Type: ACL; Schema: public; Owner: listing_owner
+--
+
+REVOKE ALL ON FUNCTION public.app_user_invitations(p_token_hash bytea) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.app_user_invitations(p_token_hash bytea) TO app_user;
+
+--
+-- Name: FUNCTION app_user_workspaces(p_token_hash bytea); Type: ACL; Schema: public; Owner: listing_owner
+--
+
+REVOKE ALL ON FUNCTION public.app_user_workspaces(p_token_hash bytea) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.app_user_workspaces(p_token_hash bytea) TO app_user;
 
 --
 -- Name: TABLE outbox_events; Type: ACL; Schema: public; Owner: listing_owner
@@ -1943,24 +2257,6 @@ GRANT SELECT,INSERT ON TABLE public.audit_events TO app_user;
 GRANT SELECT,INSERT ON TABLE public.audit_events TO outbox_agent;
 
 --
--- Name: TABLE auth_access_tokens; Type: ACL; Schema: public; Owner: listing_owner
---
-
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.auth_access_tokens TO app_user;
-
---
--- Name: TABLE auth_refresh_tokens; Type: ACL; Schema: public; Owner: listing_owner
---
-
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.auth_refresh_tokens TO app_user;
-
---
--- Name: TABLE auth_sessions; Type: ACL; Schema: public; Owner: listing_owner
---
-
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.auth_sessions TO app_user;
-
---
 -- Name: TABLE feature_executions; Type: ACL; Schema: public; Owner: listing_owner
 --
 
@@ -2050,12 +2346,6 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.store_syncs TO outbox_agent;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.stores TO app_user;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.stores TO outbox_agent;
-
---
--- Name: TABLE users; Type: ACL; Schema: public; Owner: listing_owner
---
-
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.users TO app_user;
 
 --
 -- Name: TABLE workspace_invitations; Type: ACL; Schema: public; Owner: listing_owner

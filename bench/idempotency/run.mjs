@@ -17,7 +17,14 @@
  * Usage (from the repository root, after `pnpm install` and `pnpm run build`):
  *   pnpm --filter @listing/bench run idempotency [-- options]
  *   node bench/idempotency/run.mjs [--duration 10] [--connections 10] [--rounds 3]
- *        [--warmup 3] [--build] [--profile] [--cpu-prof]
+ *        [--warmup 3] [--build] [--profile] [--cpu-prof] [--baseline <checkout>]
+ *
+ * --baseline <checkout> measures a second build in the same run: another checkout of the
+ * repository (built there) whose apps/api/dist/main.js runs as a second API process on the same
+ * database; every window of a scenario runs on both, back to back, the order alternating by
+ * round, and the report compares b/a and c/a of the two (e.g. the cost of a change that should
+ * cost nothing). OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT are removed from the APIs' environment:
+ * the bench measures tracing off, the default.
  *
  * --profile adds a separate, unmeasured-for-the-table pass per scenario with a probe preloaded
  * into the API (pg round trips per request; with --cpu-prof also a V8 CPU profile per scenario).
@@ -48,8 +55,10 @@ const { values: opts } = parseArgs({
     build: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
+    baseline: { type: 'string' },
   },
 });
+const BASELINE_ROOT = opts.baseline ? path.resolve(opts.baseline) : null;
 const DURATION = Number(opts.duration);
 const CONNECTIONS = Number(opts.connections);
 const ROUNDS = Number(opts.rounds);
@@ -94,11 +103,19 @@ function median(values) {
 // ---------------------------------------------------------------------------------------------
 // API process
 
-function startApi(port, extraEnv = {}, nodeArgs = [], ipc = false) {
-  const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'apps/api/dist/main.js')], {
-    cwd: root,
+/** The environment less the OTLP endpoints: the bench measures tracing off. */
+function benchEnv() {
+  const env = { ...process.env };
+  delete env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  delete env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  return env;
+}
+
+function startApi(port, extraEnv = {}, nodeArgs = [], ipc = false, checkout = root) {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(checkout, 'apps/api/dist/main.js')], {
+    cwd: checkout,
     env: {
-      ...process.env,
+      ...benchEnv(),
       // development: production refuses the development secrets (fingerprint, credential
       // keys, ...) and NODE_ENV gates nothing on the request path.
       NODE_ENV: 'development',
@@ -174,13 +191,16 @@ async function register(base, label) {
 
 const BODY = JSON.stringify({ title: 'Benchmark draft' });
 
-function makeScenario(name, label, user, keyMode) {
+function makeScenario(name, label, user, keyMode, base, variant) {
   const replayKey = keyMode === 'replay' ? randomUUID() : null;
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${user.token}` };
   return {
     name,
     label,
     user,
+    base,
+    variant,
+    key: `${variant}:${name}`,
     replayKey,
     headers,
     // Every scenario rebuilds its request per request through setupRequest, so the load
@@ -195,7 +215,8 @@ function makeScenario(name, label, user, keyMode) {
   };
 }
 
-async function runAutocannon(base, scenario, seconds) {
+async function runAutocannon(scenario, seconds) {
+  const base = scenario.base;
   const check = { replayedWrong: 0, checked: 0 };
   const instance = autocannon({
     url: `${base}/v1/workspaces/${scenario.user.workspaceId}/product-drafts`,
@@ -262,6 +283,11 @@ async function main() {
   ) {
     throw new Error('build output missing: run `pnpm run build` first (or pass --build)');
   }
+  if (BASELINE_ROOT && !existsSync(path.join(BASELINE_ROOT, 'apps/api/dist/main.js'))) {
+    throw new Error(
+      `--baseline ${BASELINE_ROOT}: no apps/api/dist/main.js there (build that checkout first)`,
+    );
+  }
 
   log(`recreating database ${DB_NAME}`);
   psql(ADMIN_URL, `drop database if exists "${DB_NAME}" with (force)`);
@@ -274,74 +300,109 @@ async function main() {
   const port = Number(process.env.BENCH_PORT ?? (await freePort()));
   const base = `http://127.0.0.1:${port}`;
   let api = startApi(port);
-  const cleanup = () => api?.kill('SIGKILL');
+  // --baseline: the other checkout's API, on its own port, same database.
+  const baselinePort = BASELINE_ROOT ? Number(await freePort()) : null;
+  const baselineBase = BASELINE_ROOT ? `http://127.0.0.1:${baselinePort}` : null;
+  let baselineApi = BASELINE_ROOT ? startApi(baselinePort, {}, [], false, BASELINE_ROOT) : null;
+  const cleanup = () => {
+    api?.kill('SIGKILL');
+    baselineApi?.kill('SIGKILL');
+  };
   process.on('exit', cleanup);
   try {
     await waitReady(base, api);
     log(`API pid ${api.pid} on ${base}`);
-    const apiProcess = api;
-
-    const scenarios = [
-      makeScenario('a', 'create, no key', await register(base, 'a'), 'none'),
-      makeScenario('b', 'create, fresh key per request', await register(base, 'b'), 'fresh'),
-      makeScenario('c', 'replay of one key', await register(base, 'c'), 'replay'),
-    ];
-    for (const s of scenarios) s.api = apiProcess;
-    const c = scenarios[2];
-    const first = await fetch(`${base}/v1/workspaces/${c.user.workspaceId}/product-drafts`, {
-      method: 'POST',
-      headers: { ...c.headers, 'idempotency-key': c.replayKey },
-      body: BODY,
-    });
-    if (first.status !== 201) throw new Error(`first keyed request: ${first.status} ${await first.text()}`);
-    const firstBody = await first.text();
-    const replay = await fetch(`${base}/v1/workspaces/${c.user.workspaceId}/product-drafts`, {
-      method: 'POST',
-      headers: { ...c.headers, 'idempotency-key': c.replayKey },
-      body: BODY,
-    });
-    if (
-      replay.status !== 201 ||
-      replay.headers.get('idempotent-replayed') !== 'true' ||
-      (await replay.text()) !== firstBody
-    ) {
-      throw new Error('replay check failed: expected 201, Idempotent-Replayed: true and the first body');
+    if (baselineApi) {
+      await waitReady(baselineBase, baselineApi);
+      log(`baseline API (${BASELINE_ROOT}) pid ${baselineApi.pid} on ${baselineBase}`);
     }
+    const variants = [{ name: 'current', base, api }];
+    if (baselineApi) variants.push({ name: 'baseline', base: baselineBase, api: baselineApi });
+    const variantScenarios = {};
+    for (const v of variants) {
+      const tag = v.name === 'current' ? '' : `-${v.name}`;
+      const list = [
+        makeScenario('a', 'create, no key', await register(v.base, `a${tag}`), 'none', v.base, v.name),
+        makeScenario(
+          'b',
+          'create, fresh key per request',
+          await register(v.base, `b${tag}`),
+          'fresh',
+          v.base,
+          v.name,
+        ),
+        makeScenario('c', 'replay of one key', await register(v.base, `c${tag}`), 'replay', v.base, v.name),
+      ];
+      for (const s of list) s.api = v.api;
+      variantScenarios[v.name] = list;
+      const c = list[2];
+      const first = await fetch(`${v.base}/v1/workspaces/${c.user.workspaceId}/product-drafts`, {
+        method: 'POST',
+        headers: { ...c.headers, 'idempotency-key': c.replayKey },
+        body: BODY,
+      });
+      if (first.status !== 201) throw new Error(`first keyed request: ${first.status} ${await first.text()}`);
+      const firstBody = await first.text();
+      const replay = await fetch(`${v.base}/v1/workspaces/${c.user.workspaceId}/product-drafts`, {
+        method: 'POST',
+        headers: { ...c.headers, 'idempotency-key': c.replayKey },
+        body: BODY,
+      });
+      if (
+        replay.status !== 201 ||
+        replay.headers.get('idempotent-replayed') !== 'true' ||
+        (await replay.text()) !== firstBody
+      ) {
+        throw new Error('replay check failed: expected 201, Idempotent-Replayed: true and the first body');
+      }
+    }
+    const scenarios = variantScenarios.current;
+    const allScenarios = variants.flatMap((v) => variantScenarios[v.name]);
 
-    const sums = Object.fromEntries(scenarios.map((s) => [s.name, { ok: 0, sent: 0 }]));
+    const sums = Object.fromEntries(allScenarios.map((s) => [s.key, { ok: 0, sent: 0 }]));
     const record = (s, r) => {
-      sums[s.name].ok += r.total2xx;
-      sums[s.name].sent += r.sent;
+      sums[s.key].ok += r.total2xx;
+      sums[s.key].sent += r.sent;
     };
 
-    for (const s of scenarios) {
-      log(`warm-up ${s.name} (${WARMUP} s)`);
-      const r = await runAutocannon(base, s, WARMUP);
+    for (const s of allScenarios) {
+      log(`warm-up ${s.key} (${WARMUP} s)`);
+      const r = await runAutocannon(s, WARMUP);
       record(s, r);
       if (r.non2xx || r.errors || r.timeouts)
-        throw new Error(`warm-up ${s.name} failed: ${JSON.stringify(r)}`);
+        throw new Error(`warm-up ${s.key} failed: ${JSON.stringify(r)}`);
     }
 
-    const runs = Object.fromEntries(scenarios.map((s) => [s.name, []]));
+    const runs = Object.fromEntries(allScenarios.map((s) => [s.key, []]));
     for (let round = 0; round < ROUNDS; round++) {
       const order = scenarios.map((_, i) => scenarios[(i + round) % scenarios.length]);
-      for (const s of order) {
-        const r = await runAutocannon(base, s, DURATION);
-        record(s, r);
-        runs[s.name].push(r);
-        log(
-          `round ${round + 1} ${s.name}: ${r.rps.toFixed(0)} req/s p50 ${r.p50} ms p99 ${r.p99} ms` +
-            ` 2xx ${r.total2xx} non2xx ${r.non2xx} errors ${r.errors} timeouts ${r.timeouts} replayed-header-wrong ${r.replayedWrong}`,
-        );
+      // With a baseline, each scenario's window runs on both builds back to back, which one first
+      // alternating by round: drift of the machine hits both alike.
+      const variantOrder = round % 2 ? [...variants].reverse() : variants;
+      for (const { name } of order) {
+        for (const v of variantOrder) {
+          const s = variantScenarios[v.name].find((x) => x.name === name);
+          const r = await runAutocannon(s, DURATION);
+          record(s, r);
+          runs[s.key].push(r);
+          log(
+            `round ${round + 1} ${s.key}: ${r.rps.toFixed(0)} req/s p50 ${r.p50} ms p99 ${r.p99} ms` +
+              ` 2xx ${r.total2xx} non2xx ${r.non2xx} errors ${r.errors} timeouts ${r.timeouts} replayed-header-wrong ${r.replayedWrong}`,
+          );
+        }
       }
     }
 
     // Let in-flight requests cut off at the end of the last window finish before counting.
     await sleep(500);
-    const rows = Object.fromEntries(scenarios.map((s) => [s.name, countRows(s.user.workspaceId)]));
+    const rows = Object.fromEntries(allScenarios.map((s) => [s.key, countRows(s.user.workspaceId)]));
 
     if (exitedAlready(api)) throw new Error('the API process died during the run');
+    if (baselineApi && exitedAlready(baselineApi))
+      throw new Error('the baseline API process died during the run');
     log('row counts', JSON.stringify(rows));
+    await stopApi(baselineApi);
+    baselineApi = null;
     let probe = null;
     if (opts.profile) {
       await stopApi(api);
@@ -354,68 +415,117 @@ async function main() {
     }
 
     // ------------------------------------------------------------------ report
-    const summary = {};
-    for (const s of scenarios) {
-      const rs = runs[s.name];
-      summary[s.name] = {
-        rps: median(rs.map((r) => r.rps)),
-        p50: median(rs.map((r) => r.p50)),
-        p99: median(rs.map((r) => r.p99)),
-        rpsAll: rs.map((r) => Math.round(r.rps)),
-        bad: rs.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts + r.replayedWrong, 0),
-      };
-    }
-    const ratio = (x) => summary[x].rps / summary.a.rps;
+    const summaries = {};
+    const allChecks = [];
+    for (const v of variants) {
+      const summary = {};
+      for (const s of variantScenarios[v.name]) {
+        const rs = runs[s.key];
+        summary[s.name] = {
+          rps: median(rs.map((r) => r.rps)),
+          p50: median(rs.map((r) => r.p50)),
+          p99: median(rs.map((r) => r.p99)),
+          rpsAll: rs.map((r) => Math.round(r.rps)),
+          bad: rs.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts + r.replayedWrong, 0),
+        };
+      }
+      summaries[v.name] = summary;
 
-    // Row checks. Manual requests: c sent 2 (first + one replay check) before autocannon.
-    // autocannon stops at the deadline with up to `connections` requests in flight; those may
-    // still commit, so a (b) row count lies between the 2xx count and the sent count.
-    const checks = [];
-    for (const name of ['a', 'b']) {
-      const { ok, sent } = sums[name];
-      const n = rows[name].records;
-      const pass =
-        n >= ok &&
-        n <= sent &&
-        rows[name].revisions === n &&
-        rows[name].audit === n &&
-        rows[name].idempotency === (name === 'b' ? n : 0);
-      checks.push({
-        name,
-        pass,
-        text: `(${name}) drafts ${n} (2xx ${ok}, sent ${sent}), revisions ${rows[name].revisions}, audit ${rows[name].audit}, idempotency rows ${rows[name].idempotency}`,
-      });
+      // Row checks. Manual requests: c sent 2 (first + one replay check) before autocannon.
+      // autocannon stops at the deadline with up to `connections` requests in flight; those may
+      // still commit, so a (b) row count lies between the 2xx count and the sent count.
+      const tag = variants.length > 1 ? `${v.name} ` : '';
+      for (const name of ['a', 'b']) {
+        const key = `${v.name}:${name}`;
+        const { ok, sent } = sums[key];
+        const n = rows[key].records;
+        const pass =
+          n >= ok &&
+          n <= sent &&
+          rows[key].revisions === n &&
+          rows[key].audit === n &&
+          rows[key].idempotency === (name === 'b' ? n : 0);
+        allChecks.push({
+          name: key,
+          pass,
+          text: `${tag}(${name}) drafts ${n} (2xx ${ok}, sent ${sent}), revisions ${rows[key].revisions}, audit ${rows[key].audit}, idempotency rows ${rows[key].idempotency}`,
+        });
+      }
+      {
+        const key = `${v.name}:c`;
+        const r = rows[key];
+        const pass = r.records === 1 && r.revisions === 1 && r.audit === 1 && r.idempotency === 1;
+        allChecks.push({
+          name: key,
+          pass,
+          text: `${tag}(c) drafts ${r.records}, revisions ${r.revisions}, audit ${r.audit}, idempotency rows ${r.idempotency} after ${sums[key].ok + 2} 2xx responses`,
+        });
+      }
     }
-    {
-      const r = rows.c;
-      const pass = r.records === 1 && r.revisions === 1 && r.audit === 1 && r.idempotency === 1;
-      checks.push({
-        name: 'c',
-        pass,
-        text: `(c) drafts ${r.records}, revisions ${r.revisions}, audit ${r.audit}, idempotency rows ${r.idempotency} after ${sums.c.ok + 2} 2xx responses`,
-      });
-    }
-    const valid = scenarios.every((s) => summary[s.name].bad === 0) && checks.every((c) => c.pass);
+    const summary = summaries.current;
+    const checks = allChecks;
+    const ratioOf = (sum, x) => sum[x].rps / sum.a.rps;
+    const ratio = (x) => ratioOf(summary, x);
+    const valid =
+      Object.values(summaries).every((sum) => Object.values(sum).every((x) => x.bad === 0)) &&
+      checks.every((c) => c.pass);
 
     const fmt = (n) => Math.round(n).toLocaleString('en-US');
     const lines = [];
     lines.push(
       `Run ${started.toISOString()} — autocannon -c ${CONNECTIONS}, ${DURATION} s per window, ${ROUNDS} rounds interleaved (rotating order), ${WARMUP} s warm-up per scenario; medians.`,
     );
-    lines.push('');
-    lines.push('| scenario | req/s (median) | p50 ms | p99 ms | req/s per round | errors |');
-    lines.push('|---|---:|---:|---:|---|---:|');
-    for (const s of scenarios) {
-      const x = summary[s.name];
+    if (BASELINE_ROOT) {
       lines.push(
-        `| (${s.name}) ${s.label} | ${fmt(x.rps)} | ${x.p50} | ${x.p99} | ${x.rpsAll.map(fmt).join(' / ')} | ${x.bad} |`,
+        `Two builds in this run: current (${root}) and baseline (${BASELINE_ROOT}); each window ran on both back to back, the order alternating by round.`,
       );
+    }
+    for (const v of variants) {
+      const sum = summaries[v.name];
+      lines.push('');
+      if (variants.length > 1) lines.push(`**${v.name}**`, '');
+      lines.push('| scenario | req/s (median) | p50 ms | p99 ms | req/s per round | errors |');
+      lines.push('|---|---:|---:|---:|---|---:|');
+      for (const s of variantScenarios[v.name]) {
+        const x = sum[s.name];
+        lines.push(
+          `| (${s.name}) ${s.label} | ${fmt(x.rps)} | ${x.p50} | ${x.p99} | ${x.rpsAll.map(fmt).join(' / ')} | ${x.bad} |`,
+        );
+      }
     }
     lines.push('');
     lines.push(`| ratio | value | goal | met |`);
     lines.push('|---|---:|---:|---|');
     lines.push(`| b/a | ${ratio('b').toFixed(2)} | ≥ 0.75 | ${ratio('b') >= 0.75 ? 'yes' : 'no'} |`);
     lines.push(`| c/a | ${ratio('c').toFixed(2)} | ≥ 2.0 | ${ratio('c') >= 2 ? 'yes' : 'no'} |`);
+    if (summaries.baseline) {
+      const base = summaries.baseline;
+      lines.push('');
+      lines.push('| ratio | current | baseline | current / baseline |');
+      lines.push('|---|---:|---:|---:|');
+      for (const x of ['b', 'c']) {
+        const cur = ratioOf(summary, x);
+        const old = ratioOf(base, x);
+        lines.push(`| ${x}/a | ${cur.toFixed(3)} | ${old.toFixed(3)} | ${(cur / old).toFixed(3)} |`);
+      }
+      for (const x of ['a', 'b', 'c']) {
+        lines.push(
+          `| (${x}) req/s | ${fmt(summary[x].rps)} | ${fmt(base[x].rps)} | ${(summary[x].rps / base[x].rps).toFixed(3)} |`,
+        );
+      }
+      // Paired: the two builds' windows of a scenario ran back to back, so their quotient per
+      // round sees the same machine; its median is less exposed to drift between windows.
+      const paired = Object.fromEntries(
+        ['a', 'b', 'c'].map((x) => [
+          x,
+          median(runs[`current:${x}`].map((r, i) => r.rps / runs[`baseline:${x}`][i].rps)),
+        ]),
+      );
+      lines.push('');
+      lines.push(
+        `Paired (median over rounds of current/baseline req/s, adjacent windows): a ${paired.a.toFixed(3)}, b ${paired.b.toFixed(3)}, c ${paired.c.toFixed(3)}; b/a of current relative to baseline ${(paired.b / paired.a).toFixed(3)}.`,
+      );
+    }
     lines.push('');
     lines.push('Row checks:');
     for (const c of checks) lines.push(`- ${c.pass ? 'ok' : 'FAIL'} ${c.text}`);
@@ -455,7 +565,7 @@ async function main() {
     writeFileSync(
       path.join(here, 'last-run.json'),
       JSON.stringify(
-        { started, opts, summary, runs, rows, sums, checks, probe, valid, loadavg: os.loadavg() },
+        { started, opts, summary, summaries, runs, rows, sums, checks, probe, valid, loadavg: os.loadavg() },
         null,
         2,
       ),
@@ -463,6 +573,7 @@ async function main() {
     if (!valid) process.exitCode = 1;
   } finally {
     await stopApi(api);
+    await stopApi(baselineApi);
     process.off('exit', cleanup);
   }
 }
@@ -479,7 +590,7 @@ async function profilePass(port, base, scenarios) {
     try {
       await waitReady(base, child);
       s.api = child;
-      await runAutocannon(base, s, 2); // warm-up (c: refills the replay cache from the database)
+      await runAutocannon(s, 2); // warm-up (c: refills the replay cache from the database)
       const signal = () =>
         new Promise((resolve, reject) => {
           const timer = setTimeout(() => reject(new Error('probe did not answer in 30 s')), 30_000);
@@ -490,7 +601,7 @@ async function profilePass(port, base, scenarios) {
           child.send('bench-probe');
         });
       await signal();
-      const r = await runAutocannon(base, s, 5);
+      const r = await runAutocannon(s, 5);
       await sleep(300); // in-flight tail
       const { queries } = await signal();
       out[s.name] = { rps: r.rps, queries, responses: r.total2xx, perRequest: queries / r.total2xx };

@@ -1,3 +1,5 @@
+// First: tracing must start before anything loads the modules it instruments.
+import { tracing } from './ops/tracing-worker';
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
@@ -10,6 +12,7 @@ import { createLogger, logLevelFromEnv, PinoNestLogger } from './ops/logger.fact
 async function main() {
   const config = loadOutboxConfig();
   const logger = createLogger('worker', logLevelFromEnv());
+  logger.info(tracing.summary, `tracing ${tracing.summary.tracing}`);
   const app = await NestFactory.createApplicationContext(AppModule.forRole('worker', config), {
     logger: new PinoNestLogger(logger.child({ context: 'nest' })),
     abortOnError: false,
@@ -20,6 +23,7 @@ async function main() {
     async () => {
       await worker.stop();
       await app.close();
+      await tracing.shutdown();
     },
     { info: (msg) => logger.info(msg), warn: (msg) => logger.warn(msg) },
     config.OUTBOX_STOP_TIMEOUT_MS,

@@ -151,11 +151,29 @@ describe('workspace row-level security as app_user', () => {
     }
   });
 
-  it("the cross-workspace membership function returns one user's memberships only", async () => {
+  it("the cross-workspace membership function answers for a live token's user only (sql/024)", async () => {
+    // A session and access token for a's user, as login writes them.
+    const session = randomUUID();
+    const tokenHash = Buffer.from(randomUUID().replace(/-/g, ''), 'hex');
+    await t.owner.query(
+      `insert into auth_sessions (id, user_id, expires_at) values ($1, $2, now() + interval '1 hour')`,
+      [session, a.userId],
+    );
+    await t.owner.query(
+      `insert into auth_access_tokens (token_hash, session_id, user_id, expires_at)
+       values ($1, $2, $3, now() + interval '1 hour')`,
+      [tokenHash, session, a.userId],
+    );
     const rows = await t.db.executor.execute<{ workspace_id: string; role: string }>(
-      sql`select * from app_user_workspaces(${a.userId})`,
+      sql`select * from app_user_workspaces(${tokenHash})`,
     );
     expect(rows.rows).toEqual([{ workspace_id: a.workspaceId, name: 'A', role: 'owner' }]);
+    // A user id opens nothing: the signature that took one is gone.
+    const byId = await t.db.executor.execute(sql`select * from app_user_workspaces(${a.userId}::uuid)`).then(
+      () => 'allowed',
+      (error: unknown) => pgErrorCode(error),
+    );
+    expect(byId).toBe('42883'); // undefined_function
   });
 
   it('a temp table cannot shadow what a SECURITY DEFINER function reads (pg_temp is searched last)', async () => {
@@ -166,8 +184,8 @@ describe('workspace row-level security as app_user', () => {
     expect(rows.length).toBeGreaterThanOrEqual(10);
     for (const fn of rows) expect(fn.proconfig).toEqual(['search_path=pg_catalog, public, pg_temp']);
     // a's user is no member of b; a temp workspace_members saying otherwise changes nothing
-    const role = () =>
-      t.db.transaction(async () => {
+    const email = () =>
+      t.db.withWorkspace(b.workspaceId, async () => {
         await t.db.executor.execute(sql`
           create temp table workspace_members (workspace_id uuid, user_id uuid, role text, created_at timestamptz)
           on commit drop`);
@@ -175,12 +193,12 @@ describe('workspace row-level security as app_user', () => {
           sql`insert into workspace_members values (${b.workspaceId}, ${a.userId}, 'owner', now())`,
         );
         return (
-          await t.db.executor.execute<{ role: string | null }>(
-            sql`select app_member_role(${a.userId}, ${b.workspaceId}) as role`,
+          await t.db.executor.execute<{ email: string | null }>(
+            sql`select app_member_email(${a.userId}) as email`,
           )
-        ).rows[0]!.role;
+        ).rows[0]!.email;
       });
-    expect(await role()).toBeNull();
+    expect(await email()).toBeNull();
   });
 });
 

@@ -24,4 +24,5 @@ export * from './redis-options';
 export * from './redis-unavailable';
 export * from './retention.repository';
 export * from './retention.service';
+export * from './trace-context';
 export * from './worker-runtime';

@@ -26,6 +26,9 @@ export interface ClaimedEvent {
   readonly maxAttempts: number;
   readonly createdAt: Date;
   readonly lockedUntil: Date;
+  /** W3C trace context stored by the writer (sql/023); null or absent when nothing was traced. */
+  readonly traceparent?: string | null;
+  readonly tracestate?: string | null;
 }
 
 /** The BullMQ job data of an outbox event. The job's name is the event type, its id the event id. */
@@ -35,6 +38,13 @@ export interface OutboxJobData {
   readonly payload: Record<string, unknown>;
   /** Commit-side creation time (ms since epoch), for latency measurements. */
   readonly createdAt: number;
+  /**
+   * W3C trace context of the dispatcher's send span (or the one stored with the event), which the
+   * worker's process span continues: delivery metadata, never part of `payload`. Absent when
+   * nothing was traced; read leniently (a malformed one is ignored, never a poison job).
+   */
+  readonly traceparent?: string;
+  readonly tracestate?: string;
 }
 
 export interface DeadLetter {

@@ -6,6 +6,7 @@ import { EVENT_TYPE_RE, QUEUE_NAME_RE, UUID_RE, type OutboxEventInput } from './
 import type { OutboxFaults } from './outbox-faults';
 import { OutboxRepository } from './outbox.repository';
 import { assertSafePayload } from './payload-guard';
+import { traceOutboxCreate } from './trace-context';
 
 export interface OutboxWriterOptions {
   /** Post-commit wake-up of the dispatcher (OutboxNudger). Without it the dispatcher polls. */
@@ -54,6 +55,9 @@ export class OutboxWriter {
       throw new OutboxError('OUTBOX_INVALID_EVENT', 'maxAttempts must be an integer in 1..1000');
     }
     assertSafePayload(event.payload);
+    // The request's trace context goes with the event, beside the payload (sql/023); null when
+    // nothing is traced.
+    const trace = traceOutboxCreate({ queue: event.queue, type: event.type, id, workspaceId });
     await this.repository.insert({
       id,
       workspaceId,
@@ -62,6 +66,8 @@ export class OutboxWriter {
       payload: event.payload,
       maxAttempts,
       availableAt: event.availableAt ?? null,
+      traceparent: trace?.traceparent ?? null,
+      tracestate: trace?.tracestate ?? null,
     });
     const { nudger, faults } = this.options;
     if (nudger) this.db.afterCommit(() => nudger.nudge(workspaceId));

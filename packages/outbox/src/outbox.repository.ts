@@ -37,7 +37,14 @@ type EventRow<K extends keyof SqlRow<typeof outboxEvents>> = Pick<SqlRow<typeof 
  * pool, not Drizzle's session), so its timestamps arrive as Dates; jsonb narrowed to an object.
  */
 type ClaimRow = EventRow<
-  'id' | 'workspace_id' | 'queue' | 'event_type' | 'attempt_count' | 'max_attempts'
+  | 'id'
+  | 'workspace_id'
+  | 'queue'
+  | 'event_type'
+  | 'attempt_count'
+  | 'max_attempts'
+  | 'traceparent'
+  | 'tracestate'
 > & {
   payload: Record<string, unknown>;
   created_at: Date;
@@ -79,6 +86,8 @@ function toClaimedEvent(r: ClaimRow): ClaimedEvent {
     maxAttempts: r.max_attempts,
     createdAt: new Date(r.created_at),
     lockedUntil: new Date(r.locked_until),
+    traceparent: r.traceparent,
+    tracestate: r.tracestate,
   };
 }
 
@@ -90,6 +99,9 @@ export interface NewOutboxRow {
   readonly payload: Record<string, unknown>;
   readonly maxAttempts: number;
   readonly availableAt: Date | null;
+  /** W3C trace context to store with the event (sql/023), or null. */
+  readonly traceparent?: string | null;
+  readonly tracestate?: string | null;
 }
 
 /**
@@ -114,10 +126,17 @@ export class OutboxRepository {
    */
   async insert(row: NewOutboxRow): Promise<void> {
     const availableAt = row.availableAt ? sqlTimestamptz(row.availableAt) : sqlText`now()`;
+    // The trace columns only when there is a context: untraced, the statement is what it was.
+    const trace = row.traceparent
+      ? {
+          columns: sqlText`, traceparent, tracestate`,
+          values: sqlText`, ${sqlLiteral(row.traceparent)}, ${row.tracestate ? sqlLiteral(row.tracestate) : sqlText`NULL`}`,
+        }
+      : { columns: sqlText``, values: sqlText`` };
     const statement = sqlText`INSERT INTO outbox_events
-      (id, workspace_id, queue, event_type, payload, max_attempts, next_attempt_at)
+      (id, workspace_id, queue, event_type, payload, max_attempts, next_attempt_at${trace.columns})
       VALUES (${sqlUuid(row.id)}, ${sqlUuid(row.workspaceId)}, ${sqlLiteral(row.queue)}, ${sqlLiteral(row.type)},
-              ${sqlJsonb(row.payload)}, ${count(row.maxAttempts)}, ${availableAt})`;
+              ${sqlJsonb(row.payload)}, ${count(row.maxAttempts)}, ${availableAt}${trace.values})`;
     if (this.db.tryExecuteAtCommitInWorkspace(row.workspaceId, statement)) return;
     await this.db.requireTransaction('outbox append').execute(sql.raw(statement));
   }
@@ -163,7 +182,7 @@ export class OutboxRepository {
         ...claims.map((workspaceId) => ({
           workspaceId,
           statement: sqlText`SELECT id, workspace_id, queue, event_type, payload, attempt_count, max_attempts,
-            created_at, locked_until FROM outbox_claim_due(${sqlUuid(workspaceId)}, ${owner}, ${count(limit)}, ${count(leaseMs)})`,
+            created_at, locked_until, traceparent, tracestate FROM outbox_claim_due(${sqlUuid(workspaceId)}, ${owner}, ${count(limit)}, ${count(leaseMs)})`,
         })),
       ],
       RELAXED_COMMIT,

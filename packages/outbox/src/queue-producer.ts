@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { ClaimedEvent, OutboxJobData } from './outbox-event';
+import { traceOutboxSend, type SendTrace } from './trace-context';
 
 export interface JobRetentionOptions {
   /**
@@ -51,12 +52,13 @@ export class QueueProducer {
     return queue;
   }
 
-  private job(event: ClaimedEvent) {
+  private job(event: ClaimedEvent, trace: SendTrace | null = null) {
     const data: OutboxJobData = {
       v: 1,
       workspaceId: event.workspaceId,
       payload: event.payload,
       createdAt: event.createdAt.getTime(),
+      ...trace?.carrier,
     };
     return {
       name: event.type,
@@ -81,7 +83,15 @@ export class QueueProducer {
    */
   async addBulk(queue: string, events: readonly ClaimedEvent[]): Promise<void> {
     if (events.length > SMALL_BATCH) {
-      await this.queue(queue).addBulk(events.map((e) => this.job(e)));
+      // One send span per job, each under its own event's stored context (trace-context.ts).
+      const traces = events.map((e) => traceOutboxSend(e));
+      try {
+        await this.queue(queue).addBulk(events.map((e, i) => this.job(e, traces[i])));
+      } catch (error) {
+        for (const t of traces) t?.end(error);
+        throw error;
+      }
+      for (const t of traces) t?.end();
       return;
     }
     if (events.length === 1) return this.addOne(queue, events[0]!);
@@ -94,9 +104,18 @@ export class QueueProducer {
     await this.addOne(queue, event);
   }
 
+  /** One add in the event's send span (when the event carries a trace context). */
   private async addOne(queue: string, event: ClaimedEvent): Promise<void> {
-    const job = this.job(event);
-    await this.queue(queue).add(job.name, job.data, job.opts);
+    const trace = traceOutboxSend(event);
+    const job = this.job(event, trace);
+    const add = () => this.queue(queue).add(job.name, job.data, job.opts);
+    try {
+      await (trace ? trace.within(add) : add());
+    } catch (error) {
+      trace?.end(error);
+      throw error;
+    }
+    trace?.end();
   }
 
   /** Removes a leftover job (failed or completed) so that re-adding the same id is not deduplicated. */

@@ -1,5 +1,13 @@
 import { isDatabaseUnavailable, type Database } from '@listing/db';
-import { DelayedError, Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import {
+  DelayedError,
+  Queue,
+  RateLimitError,
+  UnrecoverableError,
+  Worker,
+  type ConnectionOptions,
+  type Job,
+} from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
 import { DeadLetterReactor } from './dead-letter-reactor';
@@ -12,6 +20,7 @@ import { silentLogger, type OutboxLogger } from './outbox-logger';
 import type { OutboxFaults } from './outbox-faults';
 import { OutboxRepository } from './outbox.repository';
 import { describedError, redactError, redactText } from './redaction';
+import { traceOutboxProcess } from './trace-context';
 
 export interface WorkerRuntimeOptions {
   readonly db: Database;
@@ -332,8 +341,34 @@ export class OutboxWorkerRuntime {
     throw Worker.RateLimitError();
   }
 
-  /** The BullMQ processor (public for tests; `token` is the job's lock, absent in tests). */
+  /**
+   * The BullMQ processor (public for tests; `token` is the job's lock, absent in tests), inside
+   * the job's `process` span (trace-context.ts): a child of the send span whose context the
+   * dispatcher put in the envelope, so the handler's calls belong to the request's trace.
+   */
   async process(job: Job, token?: string): Promise<JobOutcome> {
+    return traceOutboxProcess(
+      {
+        queue: job.queueName,
+        type: job.name,
+        id: job.id ?? '',
+        attempt: job.attemptsMade + 1,
+        data: job.data,
+      },
+      (error) =>
+        error instanceof DelayedError || error instanceof RateLimitError
+          ? { outcome: 'postponed' }
+          : // What leaves processJob is already redacted (redactedJobError).
+            { outcome: 'failed', message: error instanceof Error ? redactText(error.message) : undefined },
+      async (span) => {
+        const outcome = await this.processJob(job, token);
+        if (outcome.duplicate) span.setOutcome('duplicate');
+        return outcome;
+      },
+    );
+  }
+
+  private async processJob(job: Job, token?: string): Promise<JobOutcome> {
     const registry = this.options.registry;
     const definition = registry.job(job.name);
     const handler = registry.handler(job.name);

@@ -102,4 +102,10 @@ export const outboxEvents = pgTable('outbox_events', {
   dispatchedAt: timestamp('dispatched_at', { withTimezone: true }),
   /** When a worker ran the job's dead-letter reaction (sql/015). */
   deadLetterHandledAt: timestamp('dead_letter_handled_at', { withTimezone: true }),
+  /**
+   * W3C trace context of the request that appended the event (sql/023), null when nothing was
+   * traced: delivery metadata for the dispatcher's send span, never part of the payload.
+   */
+  traceparent: text('traceparent'),
+  tracestate: text('tracestate'),
 });

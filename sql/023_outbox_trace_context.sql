@@ -1,0 +1,16 @@
+-- 023: the trace context of the request that appended an event travels with the event.
+--
+-- OpenTelemetry tracing (docs/operations.md#tracing) follows a command from the API's HTTP
+-- request through the dispatcher's enqueue to the worker's job. The writer stores the W3C trace
+-- context that was active when it appended the event (`traceparent`, and `tracestate` when there
+-- is one), in columns of their own, never inside the business payload: the payload is what the
+-- job reads and what the payload guard checks, the trace context is delivery metadata. The
+-- dispatcher reads both back with the claim (outbox_claim_due returns the whole row), starts its
+-- send span under that context and hands the new context to BullMQ in the job's envelope.
+--
+-- NULL when tracing is off, or when nothing was traced (a CLI retry, a job appended outside a
+-- trace). No CHECK on their format or length: a telemetry value must never make a business write
+-- fail; the writer keeps them short (a traceparent is 55 characters, a tracestate longer than the
+-- 512 characters W3C asks vendors to propagate is dropped). Nullable without a default: adding
+-- them rewrites nothing.
+ALTER TABLE outbox_events ADD COLUMN traceparent text, ADD COLUMN tracestate text;

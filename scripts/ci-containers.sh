@@ -38,8 +38,8 @@ cleanup() {
   step "removing what this run created"
   if [ "$rc" != 0 ] && [ -n "${COMPOSE_UP:-}" ]; then compose logs --no-color --tail 40 >&2 || true; fi
   compose down -v --remove-orphans >/dev/null 2>&1 || true
-  local ids
-  ids="$(docker ps -aq --filter "label=listing.ci=$PROJECT" --filter label=org.testcontainers=true)"
+  local ids # one query per label: docker ANDs the filters of one query
+  ids="$(docker ps -aq --filter "label=listing.ci=$PROJECT"; docker ps -aq --filter label=org.testcontainers=true)"
   [ -z "$ids" ] || docker rm -f -v $ids >/dev/null 2>&1 || true
   docker image rm "$IMAGE" >/dev/null 2>&1 || true
   exit "$rc"
@@ -98,11 +98,13 @@ prod_env=(
 docker run --rm --label "listing.ci=$PROJECT" --network "$network" "${prod_env[@]}" "$IMAGE" migrate
 echo "migrate: exit 0"
 for role in api dispatcher worker; do
-  id="$(docker run -d --label "listing.ci=$PROJECT" --network "$network" "${prod_env[@]}" "$IMAGE" "$role")"
+  id="$(docker run -d --rm --label "listing.ci=$PROJECT" --network "$network" "${prod_env[@]}" "$IMAGE" "$role")"
   for _ in $(seq 1 60); do docker exec "$id" node /app/scripts/container/healthcheck.cjs && break; sleep 0.5; done
   docker exec "$id" node /app/scripts/container/healthcheck.cjs || { docker logs "$id" | tail -n 20 >&2; exit 1; }
   echo "$role: ready as uid $(docker exec "$id" id -u)"
   [ "$(docker exec "$id" id -u)" != 0 ] || { echo "$role runs as root" >&2; exit 1; }
   docker stop -t 30 "$id" >/dev/null
 done
+leftover="$(docker ps -aq --filter "label=listing.ci=$PROJECT")"
+[ -z "$leftover" ] || docker rm -f $leftover >/dev/null
 step "containers: passed"

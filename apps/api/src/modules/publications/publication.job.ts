@@ -131,7 +131,9 @@ export class PublicationJob implements RemoteStep<Payload, Plan, Created, Outcom
       access.storeExternalId,
       access.credentials.apiKey,
       publicationProviderKey(publicationId),
-      { ...product, images: imageIds },
+      // Without images the body is what it was before images were sent: a retry of a create
+      // made by an older version still matches its provider key's first body.
+      imageIds.length ? { ...product, images: imageIds } : product,
     );
   }
 

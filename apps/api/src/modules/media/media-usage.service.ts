@@ -25,18 +25,13 @@ export class MediaUsage {
 
   /** Of `ids` (in their order), the media of the bound workspace that are ready. */
   async readyImages(ids: readonly string[]): Promise<ReadyImage[]> {
-    const ready: ReadyImage[] = [];
-    for (const id of ids) {
-      const media = await this.media.find(id);
-      if (media?.status !== 'ready' || !media.checksumSha256) continue;
-      ready.push({
-        mediaId: media.id,
-        objectKey: media.objectKey,
-        contentType: media.contentType,
-        sha256: media.checksumSha256,
-      });
-    }
-    return ready;
+    const byId = new Map((await this.media.findReady(ids)).map((m) => [m.id, m]));
+    return ids.flatMap((id) => {
+      const media = byId.get(id.toLowerCase());
+      if (!media?.checksumSha256) return [];
+      const { objectKey, contentType, checksumSha256: sha256 } = media;
+      return [{ mediaId: media.id, objectKey, contentType, sha256 }];
+    });
   }
 
   /** A ready image's bytes, or null when the stored object is gone or not what was checked. */

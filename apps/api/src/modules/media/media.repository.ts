@@ -122,6 +122,16 @@ export class MediaRepository {
     return rows.map((r) => r.id);
   }
 
+  /** Of `ids`, the ready media of the bound workspace, in one query (any order). */
+  async findReady(ids: readonly string[]): Promise<MediaView[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.db.executor.execute<MediaRow>(sql`
+      select ${COLUMNS} from media
+       where workspace_id = app_current_workspace() and id = any(${sql.param(ids)}::uuid[])
+         and status = 'ready'`);
+    return rows.map(toView);
+  }
+
   /** awaiting_content | uploaded → uploaded (content may be replaced until complete). */
   async markUploaded(id: string): Promise<boolean> {
     const r = await this.db.requireTransaction('media upload').execute(sql`

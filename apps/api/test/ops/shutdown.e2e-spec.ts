@@ -104,7 +104,9 @@ describe('SIGTERM during load', () => {
       [ws.workspaceId, N],
     );
     const env = roleEnv(t, {
-      OUTBOX_BATCH_SIZE: '50',
+      // Small rounds: the backlog must outlast the poll below and the signal. With 50 a quiet
+      // machine dispatched all 3000 before the SIGTERM landed, and "mid-backlog" failed.
+      OUTBOX_BATCH_SIZE: '5',
       OUTBOX_CONCURRENCY: '1',
       OUTBOX_WORKER_CONCURRENCY: '4',
     });

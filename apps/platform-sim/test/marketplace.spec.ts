@@ -133,6 +133,135 @@ describe('platform-sim marketplace', () => {
     });
   });
 
+  describe('product updates', () => {
+    const create = (key: string, body: unknown, store = 'store-1') =>
+      t.call('POST', `/platform/v1/stores/${store}/products`, {
+        body,
+        headers: { ...auth(), 'idempotency-key': key },
+      });
+    const update = (key: string | undefined, productId: string, body: unknown, store = 'store-1') =>
+      t.call('PUT', `/platform/v1/stores/${store}/products/${productId}`, {
+        body,
+        headers: { ...auth(), ...(key === undefined ? {} : { 'idempotency-key': key }) },
+      });
+    const get = (productId: string, store = 'store-1') =>
+      t.call('GET', `/platform/v1/stores/${store}/products/${productId}`, { headers: auth() });
+    const made = async (store = 'store-1') =>
+      (await create(`c-${store}`, { title: 'Mug', price: 9.5, sku: 'M-1' }, store)).body as {
+        productId: string;
+        createdAt: string;
+      };
+
+    it('replaces the content, keeps the identity and bumps the version', async () => {
+      const product = await made();
+      expect(product).toMatchObject({ version: 1 });
+      const res = await update('u-1', product.productId, { title: 'Big mug', price: '12.00', color: 'red' });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('idempotent-replayed')).toBeNull();
+      expect(res.body).toEqual({
+        productId: product.productId,
+        storeExternalId: 'store-1',
+        title: 'Big mug',
+        price: '12.00',
+        images: [],
+        color: 'red', // and no sku: a PUT replaces the whole content
+        status: 'online',
+        source: 'api',
+        createdAt: product.createdAt,
+        updatedAt: expect.any(String),
+        version: 2,
+      });
+      expect((await get(product.productId)).body).toEqual(res.body);
+      expect(await t.admin.counters()).toMatchObject({
+        productUpdateCalls: 1,
+        productsUpdated: 1,
+        productUpdateCallsByKey: { 'u-1': 1 },
+        updatesByProduct: { [product.productId]: 1 },
+      });
+    });
+
+    it('replays the first answer for its key and changes nothing, even after a later update', async () => {
+      const { productId } = await made();
+      const first = await update('u-a', productId, { title: 'A', price: 1 });
+      const later = await update('u-b', productId, { title: 'B', price: 2 });
+      expect(later.body).toMatchObject({ title: 'B', version: 3 });
+      const replay = await update('u-a', productId, { price: 1, title: 'A' });
+      expect(replay.status).toBe(200);
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      expect(replay.body).toEqual(first.body);
+      expect((await get(productId)).body).toEqual(later.body);
+      expect(await t.admin.counters()).toMatchObject({
+        productUpdateCalls: 3,
+        productsUpdated: 2,
+        productUpdateReplays: 1,
+        productUpdateCallsByKey: { 'u-a': 2, 'u-b': 1 },
+        updatesByProduct: { [productId]: 2 },
+      });
+    });
+
+    it('answers 409 for a key reused with another body, product or operation', async () => {
+      const { productId } = await made();
+      await update('u-1', productId, { title: 'One' });
+      expect((await update('u-1', productId, { title: 'Two' })).body).toMatchObject({
+        error: 'IDEMPOTENCY_KEY_REUSED',
+      });
+      const other = await create('c-other', { title: 'Other' });
+      expect((await update('u-1', other.body.productId as string, { title: 'One' })).status).toBe(409);
+      // One key space: a create's key is no update's, nor the other way round.
+      expect((await update('c-store-1', productId, { title: 'Mug', price: 9.5, sku: 'M-1' })).status).toBe(
+        409,
+      );
+      expect((await create('u-1', { title: 'One' })).status).toBe(409);
+      const counters = await t.admin.counters();
+      expect(counters).toMatchObject({ productsUpdated: 1, productUpdateConflicts: 3, productConflicts: 1 });
+      expect((await get(productId)).body).toMatchObject({ title: 'One', version: 2 });
+    });
+
+    it("answers 404 for an unknown, removed or other store's product and keeps the key unused", async () => {
+      const { productId } = await made();
+      const missing = await update('u-404', 'prd_99999999', { title: 'X' });
+      expect(missing.status).toBe(404);
+      expect(missing.body).toMatchObject({ error: 'PRODUCT_NOT_FOUND' });
+      expect((await update('u-404', productId, { title: 'X' }, 'store-2')).status).toBe(404);
+      expect((await get(productId, 'store-2')).body).toMatchObject({ error: 'PRODUCT_NOT_FOUND' });
+      expect((await get('prd_99999999')).status).toBe(404);
+      const seeded = await t.admin.seedProducts('store-1', 1);
+      await t.admin.removeProduct('store-1', seeded.lastProductId);
+      expect((await update('u-404', seeded.lastProductId, { title: 'X' })).status).toBe(404);
+      expect((await update('u-404', productId, { title: 'X' })).status).toBe(200);
+      expect((await t.admin.counters()).productsUpdated).toBe(1);
+    });
+
+    it('refuses images the store does not have, a bad body, and a missing key or bearer', async () => {
+      const { productId } = await made();
+      const image = await update('u-img', productId, { title: 'X', images: ['img_00000042'] });
+      expect(image.status).toBe(422);
+      expect(image.body).toMatchObject({ error: 'UNKNOWN_IMAGE', images: ['img_00000042'] });
+      expect((await update('u-bad', productId, { price: 3 })).status).toBe(400);
+      expect((await update(undefined, productId, { title: 'X' })).body).toMatchObject({
+        error: 'IDEMPOTENCY_KEY_REQUIRED',
+      });
+      const noAuth = await t.call('PUT', `/platform/v1/stores/store-1/products/${productId}`, {
+        body: { title: 'X' },
+        headers: { 'idempotency-key': 'u-x' },
+      });
+      expect(noAuth.status).toBe(401);
+      expect((await t.call('GET', `/platform/v1/stores/store-1/products/${productId}`)).status).toBe(401);
+      expect((await t.admin.counters()).productsUpdated).toBe(0);
+      expect((await get(productId)).body).toMatchObject({ title: 'Mug', version: 1 });
+    });
+
+    it('applies exactly one update for 25 concurrent requests with one key', async () => {
+      const { productId } = await made();
+      const results = await Promise.all(
+        Array.from({ length: 25 }, () => update('u-race', productId, { title: 'Racing' })),
+      );
+      expect(results.every((r) => r.status === 200 && r.body.version === 2)).toBe(true);
+      expect(results.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(24);
+      expect(await t.admin.counters()).toMatchObject({ productsUpdated: 1, productUpdateReplays: 24 });
+    });
+  });
+
   describe('product listing', () => {
     const list = (store: string, query: string) =>
       t.call<{ items: Array<{ productId: string; title: string }>; nextCursor: string | null }>(

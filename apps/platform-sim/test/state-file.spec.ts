@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { loadSimConfig, type RunningPlatformSim, SimAdminClient, startPlatformSim } from '../src/index';
 import { auth } from './sim-http.helpers';
 
@@ -33,6 +34,94 @@ const createProduct = (sim: RunningPlatformSim, store: string, key: string, titl
 const listProducts = async (sim: RunningPlatformSim, store: string) =>
   (await call(sim, 'GET', `/platform/v1/stores/${store}/products?limit=200`, { headers: auth() })).body
     .items as Array<{ productId: string; title: string }>;
+
+const updateProduct = (
+  sim: RunningPlatformSim,
+  store: string,
+  productId: string,
+  key: string,
+  title: string,
+) =>
+  call(sim, 'PUT', `/platform/v1/stores/${store}/products/${productId}`, {
+    body: { title, price: '19.99', description: `about ${title}` },
+    headers: { ...auth(), 'idempotency-key': key },
+  });
+
+const getProduct = async (sim: RunningPlatformSim, store: string, productId: string) =>
+  (await call(sim, 'GET', `/platform/v1/stores/${store}/products/${productId}`, { headers: auth() })).body;
+
+// The tables of schema 1 and 2 as those simulators created them (schema 2 added images), to
+// build old files by hand.
+const SCHEMA_V1 = `
+  CREATE TABLE products (
+    seq INTEGER PRIMARY KEY,
+    store_external_id TEXT NOT NULL,
+    idempotency_key TEXT UNIQUE,
+    fingerprint TEXT,
+    removed INTEGER NOT NULL DEFAULT 0,
+    body TEXT NOT NULL
+  ) STRICT;
+  CREATE TABLE ai_calls (
+    seq INTEGER PRIMARY KEY,
+    idempotency_key TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    result TEXT NOT NULL,
+    entry TEXT NOT NULL
+  ) STRICT;
+  CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT, WITHOUT ROWID;
+  CREATE TABLE key_counters (
+    counter TEXT NOT NULL,
+    idempotency_key TEXT NOT NULL,
+    value INTEGER NOT NULL,
+    PRIMARY KEY (counter, idempotency_key)
+  ) STRICT, WITHOUT ROWID;
+`;
+const IMAGES_V2 = `
+  CREATE TABLE images (
+    seq INTEGER PRIMARY KEY,
+    idempotency_key TEXT NOT NULL UNIQUE,
+    body TEXT NOT NULL,
+    bytes BLOB NOT NULL
+  ) STRICT;
+`;
+
+/** A state file of an older schema holding one product (without a version, as they had none). */
+function writeOldStateFile(path: string, version: 1 | 2): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  db.exec(version === 1 ? SCHEMA_V1 : SCHEMA_V1 + IMAGES_V2);
+  db.pragma(`application_id = ${0x53494d53}`); // 'SIMS', as the simulator marks its files
+  db.pragma(`user_version = ${version}`);
+  const old = {
+    productId: 'prd_00000001',
+    storeExternalId: 'shop-a',
+    title: 'Old teapot',
+    price: '9.99',
+    images: [],
+    status: 'online',
+    source: 'api',
+    createdAt: '2026-01-01T00:00:00.000Z',
+  };
+  db.prepare(
+    'INSERT INTO products (seq, store_external_id, idempotency_key, fingerprint, body) VALUES (1, ?, ?, ?, ?)',
+  ).run('shop-a', 'pub-old', 'f'.repeat(64), JSON.stringify(old));
+  db.prepare("INSERT INTO counters (name, value) VALUES ('productsCreated', 1)").run();
+  db.close();
+}
+
+const schemaOf = (path: string) => {
+  const db = new Database(path, { readonly: true });
+  try {
+    const tables = db
+      .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+      .all()
+      .map((row) => row.name);
+    return { version: db.pragma('user_version', { simple: true }) as number, tables };
+  } finally {
+    db.close();
+  }
+};
 
 const aiText = (sim: RunningPlatformSim, key: string, prompt: string) =>
   call(sim, 'POST', '/ai/v1/text', { body: { prompt }, headers: { 'idempotency-key': key } });
@@ -126,6 +215,70 @@ describe('platform-sim state file', () => {
     ]);
   });
 
+  it('keeps updated products, their versions and the update keys across a restart', async () => {
+    const first = await start();
+    const { body: created } = await createProduct(first, 'shop-a', 'pub-1', 'Teapot');
+    const productId = created.productId as string;
+    const updated = await updateProduct(first, 'shop-a', productId, 'upd-1', 'Teapot XL');
+    expect(updated).toMatchObject({ status: 200, replayed: false, body: { title: 'Teapot XL', version: 2 } });
+    const later = await updateProduct(first, 'shop-a', productId, 'upd-2', 'Teapot XXL');
+    const countersBefore = await new SimAdminClient(first.url).counters();
+    expect(countersBefore).toMatchObject({ productsUpdated: 2, updatesByProduct: { [productId]: 2 } });
+    await first.close();
+
+    const second = await start();
+    const admin2 = new SimAdminClient(second.url);
+    expect(await admin2.counters()).toEqual(countersBefore);
+    expect(await getProduct(second, 'shop-a', productId)).toEqual(later.body);
+    expect(await listProducts(second, 'shop-a')).toEqual([later.body]);
+    // The first key still answers what it answered, and moves nothing.
+    expect(await updateProduct(second, 'shop-a', productId, 'upd-1', 'Teapot XL')).toEqual({
+      ...updated,
+      replayed: true,
+    });
+    expect((await updateProduct(second, 'shop-a', productId, 'upd-1', 'Other')).status).toBe(409);
+    expect(await getProduct(second, 'shop-a', productId)).toEqual(later.body);
+    // The create key replays the product as it is now, the only body the file keeps.
+    expect(await createProduct(second, 'shop-a', 'pub-1', 'Teapot')).toEqual({
+      status: 201,
+      replayed: true,
+      body: later.body,
+    });
+    const third = await updateProduct(second, 'shop-a', productId, 'upd-3', 'Teapot S');
+    expect(third.body).toMatchObject({ version: 4, title: 'Teapot S' });
+    expect(await admin2.counters()).toMatchObject({
+      productUpdateCalls: 5,
+      productsUpdated: 3,
+      productUpdateReplays: 1,
+      productUpdateConflicts: 1,
+      productUpdateCallsByKey: { 'upd-1': 3, 'upd-2': 1, 'upd-3': 1 },
+      updatesByProduct: { [productId]: 3 },
+    });
+  });
+
+  it.each([1, 2] as const)('upgrades a schema %i file to 3, its products at version 1', async (version) => {
+    writeOldStateFile(file, version);
+    const sim = await start();
+    const old = await getProduct(sim, 'shop-a', 'prd_00000001');
+    expect(old).toMatchObject({ title: 'Old teapot', version: 1 });
+    const updated = await updateProduct(sim, 'shop-a', 'prd_00000001', 'upd-1', 'Renewed teapot');
+    expect(updated.body).toMatchObject({ version: 2, createdAt: '2026-01-01T00:00:00.000Z' });
+    expect((await createProduct(sim, 'shop-a', 'pub-2', 'Kettle')).body.productId).toBe('prd_00000002');
+    await sim.close(); // the simulator holds its file exclusively while it runs
+
+    expect(schemaOf(file)).toEqual({
+      version: 3,
+      tables: ['ai_calls', 'counters', 'images', 'key_counters', 'product_updates', 'products'],
+    });
+    const again = await start();
+    expect(await getProduct(again, 'shop-a', 'prd_00000001')).toEqual(updated.body);
+    expect(await updateProduct(again, 'shop-a', 'prd_00000001', 'upd-1', 'Renewed teapot')).toEqual({
+      ...updated,
+      replayed: true,
+    });
+    expect((await new SimAdminClient(again.url).counters()).productsCreated).toBe(2);
+  });
+
   it('keeps uploaded images (bytes, ids, keys) across a restart', async () => {
     const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
     const upload = (sim: RunningPlatformSim, key: string, bytes: Buffer) =>
@@ -164,7 +317,8 @@ describe('platform-sim state file', () => {
 
   it('reset clears the file too', async () => {
     const first = await start();
-    await createProduct(first, 'shop-a', 'pub-1', 'Teapot');
+    const { body } = await createProduct(first, 'shop-a', 'pub-1', 'Teapot');
+    await updateProduct(first, 'shop-a', body.productId as string, 'upd-1', 'Teapot XL');
     await aiText(first, 'ai-1', 'x');
     await new SimAdminClient(first.url).reset();
     await first.close();
@@ -176,10 +330,18 @@ describe('platform-sim state file', () => {
       aiCalls: 0,
       billingEntries: 0,
       productsByKey: {},
+      productsUpdated: 0,
+      updatesByProduct: {},
     });
     expect(await listProducts(second, 'shop-a')).toEqual([]);
     const again = await createProduct(second, 'shop-a', 'pub-1', 'Other title');
     expect(again).toMatchObject({ status: 201, replayed: false, body: { productId: 'prd_00000001' } });
+    // The update key was forgotten with the rest: it updates afresh.
+    expect(await updateProduct(second, 'shop-a', 'prd_00000001', 'upd-1', 'Teapot XL')).toMatchObject({
+      status: 200,
+      replayed: false,
+      body: { version: 2 },
+    });
   });
 
   it('refuses a second simulator on a file in use, and a file that is not a state file', async () => {

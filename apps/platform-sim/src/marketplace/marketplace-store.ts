@@ -17,6 +17,10 @@ export interface Product {
   status: 'online';
   source: 'api' | 'seed';
   createdAt: string;
+  /** Set by the first update. */
+  updatedAt?: string;
+  /** 1 on create, +1 per applied update. */
+  version: number;
   [field: string]: unknown;
 }
 
@@ -26,11 +30,18 @@ export interface CreateProductResult {
   replayed: boolean;
 }
 
+export interface UpdateProductResult {
+  status: 200;
+  product: Product;
+  replayed: boolean;
+}
+
 export interface ProductPage {
   items: Product[];
   nextCursor: string | null;
 }
 
+/** Shared by the store's rows and the create key's record: an update replaces `product` for both. */
 interface StoredProduct {
   seq: number;
   product: Product;
@@ -44,6 +55,14 @@ export interface SavedProduct {
   removed: boolean;
 }
 
+/** An applied update as a state file keeps it: `product` is the answer its key replays. */
+export interface SavedProductUpdate {
+  key: string;
+  fingerprint: string;
+  productSeq: number;
+  product: Product;
+}
+
 /**
  * Where a durable simulator writes its products (the state file); none in memory. Each call is
  * one transaction, made before the in-memory write, so memory never holds what the file lacks.
@@ -51,15 +70,24 @@ export interface SavedProduct {
 export interface MarketplaceJournal {
   productsInserted(products: ReadonlyArray<Omit<SavedProduct, 'removed'>>): void;
   productRemoved(seq: number): void;
+  /** Keeps the update's idempotency record and rewrites the product's body, in one transaction. */
+  productUpdated(update: SavedProductUpdate): void;
 }
 
-interface IdempotencyRecord {
+interface CreateRecord {
+  fingerprint: string;
+  stored: StoredProduct;
+}
+
+interface UpdateRecord {
   fingerprint: string;
   product: Product;
 }
 
 export const invalidCursor = () =>
   new SimError(400, 'INVALID_CURSOR', 'the cursor is not one this API issued');
+
+export const productNotFound = () => new SimError(404, 'PRODUCT_NOT_FOUND', 'no such product in this store');
 
 /**
  * The marketplace's products. Every mutation is synchronous (no await between the idempotency
@@ -69,9 +97,13 @@ export const invalidCursor = () =>
 export class MarketplaceStore {
   private seq = 0;
   private readonly byStore = new Map<string, StoredProduct[]>();
-  // One key space for the whole marketplace: a key reused on another store is a conflict,
-  // never a second product.
-  private readonly byKey = new Map<string, IdempotencyRecord>();
+  /** Products on a store (removed ones are not), by id. */
+  private readonly byId = new Map<string, StoredProduct>();
+  // One key space for the whole marketplace, creates and updates alike: a key reused on another
+  // store or for the other operation is a conflict, never a second write.
+  private readonly byKey = new Map<string, CreateRecord>();
+  private readonly updatesByKey = new Map<string, UpdateRecord>();
+  private readonly updatesByProduct = new Map<string, number>();
   /** Stores whose listing misbehaves (tests): every page points back to the first one. */
   private readonly loopingStores = new Set<string>();
 
@@ -80,15 +112,19 @@ export class MarketplaceStore {
     private readonly journal?: MarketplaceJournal,
   ) {}
 
-  /** Takes over the products a state file kept (in sequence order); ids continue after the last. */
-  restore(saved: readonly SavedProduct[]): void {
+  /**
+   * Takes over the products (their current bodies) and the updates a state file kept, in
+   * sequence order; ids continue after the last.
+   */
+  restore(saved: readonly SavedProduct[], updates: readonly SavedProductUpdate[] = []): void {
     for (const { seq, product, idempotency, removed } of saved) {
-      const frozen = Object.freeze(product);
+      const stored = { seq, product: versioned(product) };
       this.seq = Math.max(this.seq, seq);
-      if (idempotency)
-        this.byKey.set(idempotency.key, { fingerprint: idempotency.fingerprint, product: frozen });
-      if (!removed) this.place(seq, frozen);
+      if (idempotency) this.byKey.set(idempotency.key, { fingerprint: idempotency.fingerprint, stored });
+      if (!removed) this.place(stored);
     }
+    for (const { key, fingerprint, product } of updates)
+      this.recordUpdate(key, fingerprint, Object.freeze(product));
   }
 
   setCursorLoop(storeExternalId: string, on: boolean): void {
@@ -103,22 +139,59 @@ export class MarketplaceStore {
     input: ProductInput,
   ): CreateProductResult {
     const existing = this.byKey.get(key);
+    if ((existing && existing.fingerprint !== fingerprint) || this.updatesByKey.has(key)) {
+      this.counters.productConflicts += 1;
+      throw idempotencyKeyReused();
+    }
     if (existing) {
-      if (existing.fingerprint !== fingerprint) {
-        this.counters.productConflicts += 1;
-        throw idempotencyKeyReused();
-      }
       this.counters.productReplays += 1;
-      return { status: 201, product: existing.product, replayed: true };
+      // The product as it is now: the state file keeps only its current body.
+      return { status: 201, product: existing.stored.product, replayed: true };
     }
     const seq = this.seq + 1;
     const product = newProduct(seq, storeExternalId, input, 'api');
     this.journal?.productsInserted([{ seq, product, idempotency: { key, fingerprint } }]);
     this.seq = seq;
-    this.place(seq, product);
-    this.byKey.set(key, { fingerprint, product });
+    const stored = { seq, product };
+    this.place(stored);
+    this.byKey.set(key, { fingerprint, stored });
     this.counters.productsCreated += 1;
     return { status: 201, product, replayed: false };
+  }
+
+  /**
+   * Replaces a product's content (a full PUT). A key replays the answer of its first update and
+   * changes nothing, even when later updates moved the product on.
+   */
+  updateProduct(
+    key: string,
+    fingerprint: string,
+    storeExternalId: string,
+    productId: string,
+    input: ProductInput,
+  ): UpdateProductResult {
+    const existing = this.updatesByKey.get(key);
+    if ((existing && existing.fingerprint !== fingerprint) || this.byKey.has(key)) {
+      this.counters.productUpdateConflicts += 1;
+      throw idempotencyKeyReused();
+    }
+    if (existing) {
+      this.counters.productUpdateReplays += 1;
+      return { status: 200, product: existing.product, replayed: true };
+    }
+    const stored = this.find(storeExternalId, productId);
+    if (!stored) throw productNotFound();
+    const product = updatedProduct(stored.product, input);
+    this.journal?.productUpdated({ key, fingerprint, productSeq: stored.seq, product });
+    stored.product = product;
+    this.recordUpdate(key, fingerprint, product);
+    this.counters.productsUpdated += 1;
+    return { status: 200, product, replayed: false };
+  }
+
+  /** A product on that store; undefined when it is another store's, removed or unknown. */
+  get(storeExternalId: string, productId: string): Product | undefined {
+    return this.find(storeExternalId, productId)?.product;
   }
 
   /** Adds `count` online products to a store, as if created on the marketplace by other means. */
@@ -132,7 +205,7 @@ export class MarketplaceStore {
       created.push({ seq, product: newProduct(seq, storeExternalId, input, 'seed'), idempotency: null });
     }
     this.journal?.productsInserted(created);
-    for (const { seq, product } of created) this.place(seq, product);
+    for (const { seq, product } of created) this.place({ seq, product });
     this.seq += count;
     this.counters.productsSeeded += count;
     return created.map((c) => c.product);
@@ -162,6 +235,7 @@ export class MarketplaceStore {
     if (at < 0) return false;
     this.journal?.productRemoved(rows[at].seq);
     rows.splice(at, 1); // rows stay in sequence order: the cursor search still works
+    this.byId.delete(productId);
     return true;
   }
 
@@ -170,26 +244,45 @@ export class MarketplaceStore {
   }
 
   productIdForKey(key: string): string | null {
-    return this.byKey.get(key)?.product.productId ?? null;
+    return this.byKey.get(key)?.stored.product.productId ?? null;
   }
 
   productsByKey(): Record<string, string> {
     const out: Record<string, string> = {};
-    for (const [key, record] of this.byKey) out[key] = record.product.productId;
+    for (const [key, record] of this.byKey) out[key] = record.stored.product.productId;
     return out;
+  }
+
+  /** Applied updates per product id (replays are not updates). */
+  updateCounts(): Record<string, number> {
+    return Object.fromEntries(this.updatesByProduct);
   }
 
   reset(): void {
     this.seq = 0;
     this.byStore.clear();
+    this.byId.clear();
     this.byKey.clear();
+    this.updatesByKey.clear();
+    this.updatesByProduct.clear();
     this.loopingStores.clear();
   }
 
-  private place(seq: number, product: Product): void {
-    const rows = this.byStore.get(product.storeExternalId) ?? [];
-    rows.push({ seq, product });
-    this.byStore.set(product.storeExternalId, rows);
+  private find(storeExternalId: string, productId: string): StoredProduct | undefined {
+    const stored = this.byId.get(productId);
+    return stored?.product.storeExternalId === storeExternalId ? stored : undefined;
+  }
+
+  private recordUpdate(key: string, fingerprint: string, product: Product): void {
+    this.updatesByKey.set(key, { fingerprint, product });
+    this.updatesByProduct.set(product.productId, (this.updatesByProduct.get(product.productId) ?? 0) + 1);
+  }
+
+  private place(stored: StoredProduct): void {
+    const rows = this.byStore.get(stored.product.storeExternalId) ?? [];
+    rows.push(stored);
+    this.byStore.set(stored.product.storeExternalId, rows);
+    this.byId.set(stored.product.productId, stored);
   }
 }
 
@@ -199,18 +292,41 @@ function newProduct(
   input: ProductInput,
   source: Product['source'],
 ): Product {
-  const { title, price, images, ...extra } = input;
   return Object.freeze({
-    ...extra,
+    ...content(input),
     productId: `prd_${seq.toString().padStart(8, '0')}`,
     storeExternalId,
-    title,
-    price: price ?? null,
-    images: [...(images ?? [])],
     status: 'online',
     source,
     createdAt: new Date().toISOString(),
+    version: 1,
   });
+}
+
+/** The product with `input` as its whole content; identity, status and creation time stay. */
+function updatedProduct(current: Product, input: ProductInput): Product {
+  return Object.freeze({
+    ...content(input),
+    productId: current.productId,
+    storeExternalId: current.storeExternalId,
+    status: current.status,
+    source: current.source,
+    createdAt: current.createdAt,
+    updatedAt: new Date().toISOString(),
+    version: current.version + 1,
+  });
+}
+
+/** The content fields of a body; identity fields in it are overwritten by the caller. */
+function content(input: ProductInput) {
+  // updatedAt is the marketplace's to set, and a create sets none.
+  const { title, price, images, updatedAt: _updatedAt, ...extra } = input;
+  return { ...extra, title, price: price ?? null, images: [...(images ?? [])] };
+}
+
+/** Products saved before updates existed have no version: they are at 1. */
+function versioned(product: Product): Product {
+  return Object.freeze(typeof product.version === 'number' ? product : { ...product, version: 1 });
 }
 
 function encodeCursor(seq: number): string {

@@ -4,7 +4,7 @@ import { bearerToken, fingerprint, parseBody, requireIdempotencyKey } from '../h
 import { unauthorized } from '../http/sim-errors';
 import type { SimState } from '../state/sim-state';
 import { unknownImages } from './image-store';
-import type { ProductInput } from './marketplace-store';
+import { productNotFound, type ProductInput } from './marketplace-store';
 
 const storeId = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1-128 characters of [A-Za-z0-9._:-]');
 
@@ -35,6 +35,7 @@ const listQuerySchema = z.object({
 
 const storeParams = z.object({ storeExternalId: storeId });
 const imageParams = z.object({ storeExternalId: storeId, imageId: z.string().max(64) });
+const productParams = z.object({ storeExternalId: storeId, productId: z.string().min(1).max(64) });
 const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'];
 const MAX_IMAGE_BYTES = 8 * 1024 * 1024;
 
@@ -49,7 +50,7 @@ function requireApiKey(request: FastifyRequest): string {
   return apiKey;
 }
 
-/** The marketplace API: credential verification, idempotent product creation, product listing. */
+/** The marketplace API: credential verification, idempotent product creation and update, product listing. */
 export function registerMarketplaceRoutes(app: FastifyInstance, state: SimState): void {
   app.post('/platform/v1/credentials/verify', async (request, reply) => {
     state.counters.verifyCalls += 1;
@@ -78,6 +79,29 @@ export function registerMarketplaceRoutes(app: FastifyInstance, state: SimState)
     const result = state.marketplace.createProduct(key, print, storeExternalId, input);
     if (result.replayed) reply.header('idempotent-replayed', 'true');
     return reply.code(result.status).send(result.product);
+  });
+
+  // A full PUT: the body is the product's whole content, as on create.
+  app.put('/platform/v1/stores/:storeExternalId/products/:productId', async (request, reply) => {
+    const { storeExternalId, productId } = parseBody(productParams, request.params);
+    requireApiKey(request);
+    const key = requireIdempotencyKey(request);
+    state.counters.countProductUpdateCall(key);
+    const input = parseBody(productSchema, request.body) as ProductInput;
+    const missing = state.images.missing(storeExternalId, input.images ?? []);
+    if (missing.length) throw unknownImages(missing);
+    const print = fingerprint({ operation: 'update-product', storeExternalId, productId, body: input });
+    const result = state.marketplace.updateProduct(key, print, storeExternalId, productId, input);
+    if (result.replayed) reply.header('idempotent-replayed', 'true');
+    return reply.code(result.status).send(result.product);
+  });
+
+  app.get('/platform/v1/stores/:storeExternalId/products/:productId', async (request, reply) => {
+    const { storeExternalId, productId } = parseBody(productParams, request.params);
+    requireApiKey(request);
+    const product = state.marketplace.get(storeExternalId, productId);
+    if (!product) throw productNotFound();
+    return reply.code(200).send(product);
   });
 
   // Product images: the bytes once per Idempotency-Key; a product names them by imageId.

@@ -18,10 +18,17 @@ export interface CountersSnapshot {
   productReplays: number;
   productConflicts: number;
   productListCalls: number;
+  productUpdateCalls: number;
+  productsUpdated: number;
+  productUpdateReplays: number;
+  productUpdateConflicts: number;
   imageUploadCalls: number;
   imagesStored: number;
   productCreateCallsByKey: Record<string, number>;
   productsByKey: Record<string, string>;
+  productUpdateCallsByKey: Record<string, number>;
+  /** Applied updates (replays excluded) per product id. */
+  updatesByProduct: Record<string, number>;
   aiCalls: number;
   aiReplays: number;
   aiConflicts: number;
@@ -43,7 +50,7 @@ export interface KeyCounters {
 }
 
 /** The per-key counters, by the name a state file stores them under. */
-export type KeyCounterName = 'productCreateCalls' | 'aiCalls';
+export type KeyCounterName = 'productCreateCalls' | 'productUpdateCalls' | 'aiCalls';
 
 export interface KeyCount {
   counter: KeyCounterName;
@@ -60,6 +67,10 @@ const SCALARS = [
   'productReplays',
   'productConflicts',
   'productListCalls',
+  'productUpdateCalls',
+  'productsUpdated',
+  'productUpdateReplays',
+  'productUpdateConflicts',
   'imageUploadCalls',
   'imagesStored',
   'aiCalls',
@@ -79,6 +90,10 @@ export class SimCounters {
   productReplays = 0;
   productConflicts = 0;
   productListCalls = 0;
+  productUpdateCalls = 0;
+  productsUpdated = 0;
+  productUpdateReplays = 0;
+  productUpdateConflicts = 0;
   imageUploadCalls = 0;
   imagesStored = 0;
   aiCalls = 0;
@@ -88,10 +103,17 @@ export class SimCounters {
   redirects = 0;
   readonly faults: FaultCounters = { errors: 0, timeouts: 0, drops: 0, delayed: 0 };
   readonly productCreateCallsByKey = new Map<string, number>();
+  readonly productUpdateCallsByKey = new Map<string, number>();
   readonly aiCallsByKey = new Map<string, number>();
+  private readonly byKey: Record<KeyCounterName, Map<string, number>> = {
+    productCreateCalls: this.productCreateCallsByKey,
+    productUpdateCalls: this.productUpdateCallsByKey,
+    aiCalls: this.aiCallsByKey,
+  };
   // Keys whose count changed since the state file last saved them (unused in memory).
   private readonly unsavedKeys = new Map<KeyCounterName, Set<string>>([
     ['productCreateCalls', new Set()],
+    ['productUpdateCalls', new Set()],
     ['aiCalls', new Set()],
   ]);
 
@@ -102,14 +124,17 @@ export class SimCounters {
 
   countProductCreateCall(key: string): void {
     this.productCreateCalls += 1;
-    this.productCreateCallsByKey.set(key, (this.productCreateCallsByKey.get(key) ?? 0) + 1);
-    this.unsavedKeys.get('productCreateCalls')?.add(key);
+    this.countKey('productCreateCalls', key);
+  }
+
+  countProductUpdateCall(key: string): void {
+    this.productUpdateCalls += 1;
+    this.countKey('productUpdateCalls', key);
   }
 
   countAiCall(key: string): void {
     this.aiCalls += 1;
-    this.aiCallsByKey.set(key, (this.aiCallsByKey.get(key) ?? 0) + 1);
-    this.unsavedKeys.get('aiCalls')?.add(key);
+    this.countKey('aiCalls', key);
   }
 
   /** Every scalar counter by name (`faults.errors` for the fault counters), for the state file. */
@@ -123,8 +148,7 @@ export class SimCounters {
   unsavedKeyCounts(): KeyCount[] {
     const out: KeyCount[] = [];
     for (const [counter, keys] of this.unsavedKeys) {
-      const byKey = counter === 'aiCalls' ? this.aiCallsByKey : this.productCreateCallsByKey;
-      for (const key of keys) out.push({ counter, key, value: byKey.get(key) ?? 0 });
+      for (const key of keys) out.push({ counter, key, value: this.byKey[counter].get(key) ?? 0 });
     }
     return out;
   }
@@ -138,8 +162,14 @@ export class SimCounters {
     for (const name of SCALARS) this[name] = values.get(name) ?? 0;
     for (const name of FAULTS) this.faults[name] = values.get(`faults.${name}`) ?? 0;
     for (const { counter, key, value } of keyCounts) {
-      if (counter === 'aiCalls') this.aiCallsByKey.set(key, value);
-      else if (counter === 'productCreateCalls') this.productCreateCallsByKey.set(key, value);
+      // Object.hasOwn: a counter name from the file is data, never a key of Object.prototype.
+      if (Object.hasOwn(this.byKey, counter)) this.byKey[counter].set(key, value);
     }
+  }
+
+  private countKey(counter: KeyCounterName, key: string): void {
+    const byKey = this.byKey[counter];
+    byKey.set(key, (byKey.get(key) ?? 0) + 1);
+    this.unsavedKeys.get(counter)?.add(key);
   }
 }

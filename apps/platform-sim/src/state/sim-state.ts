@@ -4,6 +4,7 @@ import {
   MarketplaceStore,
   type MarketplaceJournal,
   type SavedProduct,
+  type SavedProductUpdate,
 } from '../marketplace/marketplace-store';
 import { ImageStore, type ImageJournal, type SavedImage } from '../marketplace/image-store';
 import { type CountersSnapshot, type KeyCount, type KeyCounters, SimCounters } from './sim-counters';
@@ -12,6 +13,8 @@ import { type CountersSnapshot, type KeyCount, type KeyCounters, SimCounters } f
 export interface SavedSimState {
   /** In sequence order, removed products included (their idempotency keys still replay). */
   products: SavedProduct[];
+  /** In sequence order: the updates' idempotency records (products hold their current bodies). */
+  productUpdates: SavedProductUpdate[];
   /** In sequence order. */
   images: SavedImage[];
   /** In sequence order: the ledger is their entries. */
@@ -52,7 +55,7 @@ export class SimState {
     this.aiVendor = new AiVendorStore(this.counters, file);
     if (file) {
       const saved = file.load();
-      this.marketplace.restore(saved.products);
+      this.marketplace.restore(saved.products, saved.productUpdates);
       this.images.restore(saved.images);
       this.aiVendor.restore(saved.aiCalls);
       this.counters.restore(saved.counters, saved.keyCounts);
@@ -112,10 +115,16 @@ export class SimState {
       productReplays: c.productReplays,
       productConflicts: c.productConflicts,
       productListCalls: c.productListCalls,
+      productUpdateCalls: c.productUpdateCalls,
+      productsUpdated: c.productsUpdated,
+      productUpdateReplays: c.productUpdateReplays,
+      productUpdateConflicts: c.productUpdateConflicts,
       imageUploadCalls: c.imageUploadCalls,
       imagesStored: c.imagesStored,
       productCreateCallsByKey: Object.fromEntries(c.productCreateCallsByKey),
       productsByKey: this.marketplace.productsByKey(),
+      productUpdateCallsByKey: Object.fromEntries(c.productUpdateCallsByKey),
+      updatesByProduct: this.marketplace.updateCounts(),
       aiCalls: c.aiCalls,
       aiReplays: c.aiReplays,
       aiConflicts: c.aiConflicts,

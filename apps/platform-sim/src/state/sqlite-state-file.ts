@@ -3,13 +3,37 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { AiKind, AiResult, BillingEntry, SavedAiCall } from '../ai-vendor/ai-vendor-store';
 import type { MarketplaceImage, SavedImage } from '../marketplace/image-store';
-import type { Product, SavedProduct } from '../marketplace/marketplace-store';
+import type { Product, SavedProduct, SavedProductUpdate } from '../marketplace/marketplace-store';
 import type { KeyCount, KeyCounterName } from './sim-counters';
 import type { SavedSimState, SimStateFile } from './sim-state';
 
 // Marks the file as ours ('SIMS'), so another SQLite file is refused rather than written into.
 const APPLICATION_ID = 0x53494d53;
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
+
+const IMAGES_TABLE = `
+  CREATE TABLE images (
+    seq INTEGER PRIMARY KEY,
+    idempotency_key TEXT NOT NULL UNIQUE,
+    body TEXT NOT NULL,
+    bytes BLOB NOT NULL
+  ) STRICT;
+`;
+
+// An applied update: its idempotency record, with the product as that update answered it (the
+// products row holds the current body).
+const PRODUCT_UPDATES_TABLE = `
+  CREATE TABLE product_updates (
+    seq INTEGER PRIMARY KEY,
+    idempotency_key TEXT NOT NULL UNIQUE,
+    fingerprint TEXT NOT NULL,
+    product_seq INTEGER NOT NULL,
+    body TEXT NOT NULL
+  ) STRICT;
+`;
+
+/** What a file of schema `n` lacks to be of schema n + 1: each version only added tables. */
+const UPGRADES: Record<number, string> = { 1: IMAGES_TABLE, 2: PRODUCT_UPDATES_TABLE };
 
 // Products stay in the file when removed from a store: their keys still replay, and the largest
 // seq is the product id counter. Likewise the largest ai_calls seq is the AI result counter.
@@ -30,12 +54,8 @@ const SCHEMA = `
     result TEXT NOT NULL,
     entry TEXT NOT NULL
   ) STRICT;
-  CREATE TABLE images (
-    seq INTEGER PRIMARY KEY,
-    idempotency_key TEXT NOT NULL UNIQUE,
-    body TEXT NOT NULL,
-    bytes BLOB NOT NULL
-  ) STRICT;
+  ${IMAGES_TABLE}
+  ${PRODUCT_UPDATES_TABLE}
   CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT, WITHOUT ROWID;
   CREATE TABLE key_counters (
     counter TEXT NOT NULL,
@@ -59,6 +79,13 @@ interface ProductRow {
   idempotency_key: string | null;
   fingerprint: string | null;
   removed: number;
+  body: string;
+}
+
+interface ProductUpdateRow {
+  idempotency_key: string;
+  fingerprint: string;
+  product_seq: number;
   body: string;
 }
 
@@ -119,6 +146,17 @@ export class SqliteStateFile implements SimStateFile {
             : { key: row.idempotency_key, fingerprint: row.fingerprint ?? '' },
         removed: row.removed !== 0,
       }));
+    const productUpdates = this.db
+      .prepare<[], ProductUpdateRow>(
+        'SELECT idempotency_key, fingerprint, product_seq, body FROM product_updates ORDER BY seq',
+      )
+      .all()
+      .map((row): SavedProductUpdate => ({
+        key: row.idempotency_key,
+        fingerprint: row.fingerprint,
+        productSeq: row.product_seq,
+        product: JSON.parse(row.body) as Product,
+      }));
     const aiCalls = this.db
       .prepare<[], AiCallRow>(
         'SELECT seq, idempotency_key, kind, fingerprint, result, entry FROM ai_calls ORDER BY seq',
@@ -154,7 +192,7 @@ export class SqliteStateFile implements SimStateFile {
         image: JSON.parse(row.body) as MarketplaceImage,
         bytes: row.bytes,
       }));
-    return { products, images, aiCalls, counters, keyCounts };
+    return { products, productUpdates, images, aiCalls, counters, keyCounts };
   }
 
   productsInserted(products: ReadonlyArray<Omit<SavedProduct, 'removed'>>): void {
@@ -182,6 +220,18 @@ export class SqliteStateFile implements SimStateFile {
 
   productRemoved(seq: number): void {
     this.db.prepare('UPDATE products SET removed = 1 WHERE seq = ?').run(seq);
+  }
+
+  productUpdated({ key, fingerprint, productSeq, product }: SavedProductUpdate): void {
+    const body = JSON.stringify(product);
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          'INSERT INTO product_updates (idempotency_key, fingerprint, product_seq, body) VALUES (?, ?, ?, ?)',
+        )
+        .run(key, fingerprint, productSeq, body);
+      this.db.prepare('UPDATE products SET body = ? WHERE seq = ?').run(body, productSeq);
+    })();
   }
 
   aiCallBilled(call: SavedAiCall): void {
@@ -215,7 +265,7 @@ export class SqliteStateFile implements SimStateFile {
 
   cleared(): void {
     this.db.exec(
-      'BEGIN; DELETE FROM products; DELETE FROM images; DELETE FROM ai_calls; DELETE FROM counters; DELETE FROM key_counters; COMMIT;',
+      'BEGIN; DELETE FROM products; DELETE FROM product_updates; DELETE FROM images; DELETE FROM ai_calls; DELETE FROM counters; DELETE FROM key_counters; COMMIT;',
     );
   }
 
@@ -240,9 +290,9 @@ function prepareSchema(path: string, db: Database.Database): void {
   if (applicationId !== APPLICATION_ID) {
     throw new StateFileError(`${path} is a SQLite file, but not a platform-sim state file`);
   }
-  if (version === 1) {
-    // 1 → 2: product images (a file from before them has none).
-    db.exec(SCHEMA.slice(SCHEMA.indexOf('CREATE TABLE images'), SCHEMA.indexOf('CREATE TABLE counters')));
+  if (version >= 1 && version < SCHEMA_VERSION) {
+    // 1 → 2: product images; 2 → 3: product updates (an older file has none of either).
+    for (let from = version; from < SCHEMA_VERSION; from += 1) db.exec(UPGRADES[from]);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
     return;
   }

@@ -112,6 +112,30 @@ export class PlatformClient {
     return { productId: body.productId };
   }
 
+  /**
+   * Replaces a product's content; the same idempotency key answers the first update again and
+   * changes nothing. `version` is the platform's product version, null when it sends none.
+   */
+  async updateProduct(
+    storeExternalId: string,
+    apiKey: string,
+    productId: string,
+    idempotencyKey: string,
+    product: Record<string, unknown>,
+  ): Promise<{ productId: string; version: number | null }> {
+    const what = 'update product';
+    const res = await this.send(
+      what,
+      'PUT',
+      `/platform/v1/stores/${encodeURIComponent(storeExternalId)}/products/${encodeURIComponent(productId)}`,
+      { body: product, bearer: apiKey, idempotencyKey },
+    );
+    const body = (await this.json(res, what)) as { productId?: unknown; version?: unknown };
+    if (typeof body.productId !== 'string') throw new PlatformUnavailableError(what, res.status);
+    const version = typeof body.version === 'number' && Number.isFinite(body.version) ? body.version : null;
+    return { productId: body.productId, version };
+  }
+
   /** Uploads a product image; the same idempotency key returns the same image, never a second one. */
   async uploadImage(
     storeExternalId: string,

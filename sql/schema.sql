@@ -743,9 +743,11 @@ CREATE TABLE public.material_transfers (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     completed_at timestamp with time zone,
+    media_id uuid,
     CONSTRAINT material_transfers_check CHECK (((status = 'failed'::text) = (error_code IS NOT NULL))),
     CONSTRAINT material_transfers_check1 CHECK (((status <> 'succeeded'::text) OR (checksum_sha256 IS NOT NULL))),
     CONSTRAINT material_transfers_checksum_sha256_check CHECK ((checksum_sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT material_transfers_media_when_succeeded CHECK (((media_id IS NULL) OR (status = 'succeeded'::text))),
     CONSTRAINT material_transfers_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'running'::text, 'succeeded'::text, 'failed'::text])))
 );
 
@@ -1338,6 +1340,12 @@ CREATE INDEX idempotency_requests_expiry_idx ON public.idempotency_requests USIN
 CREATE INDEX material_transfers_created_idx ON public.material_transfers USING btree (workspace_id, created_at DESC, id DESC);
 
 --
+-- Name: material_transfers_media_key; Type: INDEX; Schema: public; Owner: listing_owner
+--
+
+CREATE UNIQUE INDEX material_transfers_media_key ON public.material_transfers USING btree (workspace_id, media_id) WHERE (media_id IS NOT NULL);
+
+--
 -- Name: material_transfers_page_idx; Type: INDEX; Schema: public; Owner: listing_owner
 --
 
@@ -1607,6 +1615,13 @@ ALTER TABLE ONLY public.idempotency_requests
 
 ALTER TABLE ONLY public.material_transfers
     ADD CONSTRAINT material_transfers_created_by_fkey FOREIGN KEY (created_by) REFERENCES public.users(id);
+
+--
+-- Name: material_transfers material_transfers_media_fkey; Type: FK CONSTRAINT; Schema: public; Owner: listing_owner
+--
+
+ALTER TABLE ONLY public.material_transfers
+    ADD CONSTRAINT material_transfers_media_fkey FOREIGN KEY (workspace_id, media_id) REFERENCES public.media(workspace_id, id);
 
 --
 -- Name: material_transfers material_transfers_workspace_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: listing_owner

@@ -909,6 +909,8 @@ export interface components {
       height: number | null;
       /** Format: uuid */
       id: string;
+      /** @description The media the copy became when the transfer succeeded: processed like an upload, usable in imageIds of product drafts. Null until then, and for transfers that succeeded before transfers made media */
+      mediaId: string | null;
       objectKey: string;
       /** Format: uuid */
       operationId: string;

@@ -22,6 +22,7 @@ interface Transfer {
   height: number | null;
   error: { code: string; message: string } | null;
   operationId: string;
+  mediaId: string | null;
 }
 
 /** Material transfers over HTTP with real api, dispatcher and worker processes; platform-sim is the source. */
@@ -72,6 +73,7 @@ describe('material transfers: allowlisted copy into object storage (real process
       status: 'pending',
       sourceUrl: media('collected-320x240.jpg'), // the source key: no signature, ever
       checksumSha256: null,
+      mediaId: null,
     });
     expect(accepted.body.operation).toMatchObject({ status: 'pending', kind: 'material-transfer.copy' });
     const id = accepted.body.transfer.id;
@@ -92,6 +94,7 @@ describe('material transfers: allowlisted copy into object storage (real process
       height: 240,
       checksumSha256: createHash('sha256').update(expected).digest('hex'),
       error: null,
+      mediaId: expect.any(String),
     });
     expect((await stack.readObject(transfer.objectKey))!.equals(expected)).toBe(true);
     expect(stack.sim.state.counters.mediaRequests).toBe(fetchesBefore + 1);
@@ -144,11 +147,22 @@ describe('material transfers: allowlisted copy into object storage (real process
     const accepted = await create(source);
     await stack.waitForOperation(accepted.body.operation.id);
     const id = accepted.body.transfer.id;
-    // Simulate the crash window: the row goes back to running with the object already written.
+    // Simulate the crash window: the row goes back to running with the object already written,
+    // and what the settlement made with it (the media, its operation, job and audit) never was.
+    const { mediaId } = await getTransfer(id);
+    const made = await stack.client.get<{ operationId: string }>(stack.ws(`/media/${mediaId}`));
+    await stack.waitForOperation(made.body.operationId);
+    const mediaEvent = await stack.eventFor('mediaId', mediaId!);
     await t.owner.query(
-      `update material_transfers set status = 'running', completed_at = null, checksum_sha256 = null where id = $1`,
+      `update material_transfers set status = 'running', completed_at = null, checksum_sha256 = null, media_id = null
+        where id = $1`,
       [id],
     );
+    await t.owner.query(`delete from outbox_inbox where event_id = $1`, [mediaEvent.id]);
+    await t.owner.query(`delete from outbox_events where id = $1`, [mediaEvent.id]);
+    await t.owner.query(`delete from audit_events where entity_id = $1`, [mediaId]);
+    await t.owner.query(`delete from media where id = $1`, [mediaId]);
+    await t.owner.query(`delete from operations where id = $1`, [made.body.operationId]);
     await t.owner.query(`update operations set status = 'running', completed_at = null where id = $1`, [
       accepted.body.operation.id,
     ]);
@@ -157,9 +171,23 @@ describe('material transfers: allowlisted copy into object storage (real process
     // The settlement never committed in that crash: neither did its inbox row.
     await t.owner.query(`delete from outbox_inbox where event_id = $1`, [event.id]);
     const rerun = await stack.redeliver(event.id, 'material-transfers');
-    expect(rerun).toEqual({ duplicate: false, result: { outcome: 'succeeded', fetched: false } });
+    expect(rerun).toEqual({
+      duplicate: false,
+      result: { outcome: 'succeeded', fetched: false, mediaId: expect.any(String) },
+    });
     expect(stack.sim.state.counters.mediaRequests).toBe(fetches);
-    expect(await getTransfer(id)).toMatchObject({ status: 'succeeded', width: 64, height: 64 });
+    const settled = await getTransfer(id);
+    expect(settled).toMatchObject({
+      status: 'succeeded',
+      width: 64,
+      height: 64,
+      mediaId: rerun.result!.mediaId,
+    });
+    // The media of the settlement that committed, and only it.
+    const settledMedia = await t.owner.query(`select id from media where original_key = $1`, [
+      settled.objectKey,
+    ]);
+    expect(settledMedia.rows).toEqual([{ id: settled.mediaId }]);
   });
 
   it('holds no transaction and no row lock while the source is being fetched', async () => {
@@ -198,7 +226,12 @@ describe('material transfers: allowlisted copy into object storage (real process
     const op = await stack.waitForOperation(accepted.body.operation.id, 'failed');
     expect(op.error).toMatchObject({ code });
     const transfer = await getTransfer(accepted.body.transfer.id);
-    expect(transfer).toMatchObject({ status: 'failed', error: { code }, checksumSha256: null });
+    expect(transfer).toMatchObject({
+      status: 'failed',
+      error: { code },
+      checksumSha256: null,
+      mediaId: null,
+    });
     expect(await stack.readObject(transfer.objectKey)).toBeNull();
     return transfer;
   }
@@ -259,7 +292,8 @@ describe('material transfers: allowlisted copy into object storage (real process
       select payload::text || coalesce(last_error, '') as text from outbox_events
       union all select coalesce(response_envelope::text, '') || operation from idempotency_requests
       union all select coalesce(error_code, '') || coalesce(error_message, '') from operations
-      union all select coalesce(error_message, '') || source_key from material_transfers`);
+      union all select coalesce(error_message, '') || source_key from material_transfers
+      union all select filename from media`);
     const transcript = stack.client.transcript.join('\n') + stack.logs();
     for (const secret of secrets) {
       expect(rows.filter((r: { text: string }) => r.text.includes(secret))).toEqual([]);

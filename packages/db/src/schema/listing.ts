@@ -229,6 +229,8 @@ export const materialTransfers = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     completedAt: ts('completed_at'),
+    /** The media the transfer became once it succeeded (sql/026); none for older transfers. */
+    mediaId: uuid('media_id'),
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.id] })],
 );

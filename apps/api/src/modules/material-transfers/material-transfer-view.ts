@@ -20,11 +20,16 @@ export const materialTransferViewSchema = named(
     height: z.number().int().nullable(),
     error: operationErrorSchema.nullable(),
     operationId: uuid(),
+    mediaId: uuid()
+      .nullable()
+      .describe(
+        'The media the copy became when the transfer succeeded: processed like an upload, usable in imageIds of product drafts. Null until then, and for transfers that succeeded before transfers made media',
+      ),
     createdAt: instant(),
     updatedAt: instant(),
     completedAt: instant().nullable(),
   }),
-  'A copy of collected material from an allowlisted source into object storage',
+  'A copy of collected material from an allowlisted source into object storage; once succeeded, a media (`mediaId`)',
 );
 export type MaterialTransferView = z.output<typeof materialTransferViewSchema>;
 

@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { ImageRejectedError, inspectImage } from '../../common/image-inspector';
 import { mediaTypeOf } from '../../common/image-sniffer';
 import { MEDIA_CONFIG, type MediaConfig } from '../../config/media-config';
+import { MediaIntake } from '../media/media-intake.service';
 import { OBJECT_STORAGE, type ObjectStorage } from '../object-storage/object-storage.client';
 import { OperationProgress } from '../operations/operation-progress.service';
 import { OPERATION_FAILURES } from '../operations/operation.failures';
@@ -45,13 +46,14 @@ export function transferObjectKey(workspaceId: string, transferId: string): stri
 type Payload = z.infer<typeof materialTransferJob.schema>;
 type Copied = { result: TransferFacts; fetched: boolean };
 type Outcome =
-  | { outcome: 'succeeded'; fetched: boolean }
+  | { outcome: 'succeeded'; fetched: boolean; mediaId: string }
   | { outcome: 'failed'; code: string }
   | { outcome: 'skipped'; status: string };
 
 /**
  * The transfer worker, as a remote step so that no transaction (pooled connection, row lock) is
- * held while a remote server is fetched: mark the transfer running, copy (no transaction), settle.
+ * held while a remote server is fetched: mark the transfer running, copy (no transaction), settle
+ * (succeeded, and the media the copy becomes, whose own media.process job derives it).
  *
  * Two deliveries running at once (a stalled job retried while the first still runs) may both
  * fetch, but putIfAbsent keeps one copy under the deterministic key and both read their facts
@@ -69,6 +71,7 @@ export class MaterialTransferJob implements RemoteStep<Payload, TransferRow, Cop
     private readonly db: Database,
     private readonly transfers: MaterialTransfersRepository,
     private readonly operations: OperationProgress,
+    private readonly mediaIntake: MediaIntake,
     @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
     @Inject(MEDIA_CONFIG) private readonly config: MediaConfig,
   ) {
@@ -116,13 +119,31 @@ export class MaterialTransferJob implements RemoteStep<Payload, TransferRow, Cop
     return { fetched, result: { contentType, size, checksumSha256, width, height } };
   }
 
+  /**
+   * The success transition and, only when it applied, the media the copy becomes, in the same
+   * transaction: a redelivery or a concurrent delivery finds the transfer settled and makes none,
+   * and a crash before the commit leaves neither.
+   */
   async settle(row: TransferRow, copied: Copied, { operationId }: Payload): Promise<Outcome> {
-    if (!(await this.transfers.markSucceeded(row.id, copied.result))) {
+    const facts = copied.result;
+    if (!(await this.transfers.markSucceeded(row.id, facts))) {
       return SETTLED_ELSEWHERE;
     }
+    const mediaId = await this.mediaIntake.fromTransfer({
+      transferId: row.id,
+      objectKey: row.object_key,
+      contentType: facts.contentType,
+      size: facts.size,
+      filename: lastPathSegment(row.source_key),
+      createdBy: row.created_by,
+    });
+    // markSucceeded just applied in this transaction: the transfer has no media yet.
+    if (!(await this.transfers.attachMedia(row.id, mediaId))) {
+      throw new Error('the succeeded transfer already names a media');
+    }
     await this.operations.succeeded(operationId);
-    this.logger.log({ msg: 'material transfer copied', transfer: row.id, fetched: copied.fetched });
-    return { outcome: 'succeeded', fetched: copied.fetched };
+    this.logger.log({ msg: 'material transfer copied', transfer: row.id, fetched: copied.fetched, mediaId });
+    return { outcome: 'succeeded', fetched: copied.fetched, mediaId };
   }
 
   permanent(error: unknown) {
@@ -153,6 +174,16 @@ export class MaterialTransferJob implements RemoteStep<Payload, TransferRow, Cop
   async abandoned(payload: Payload): Promise<void> {
     await this.transfers.markFailed(payload.transferId, OPERATION_FAILURES.TASK_ABANDONED);
     await this.operations.failed(payload.operationId, OPERATION_FAILURES.TASK_ABANDONED);
+  }
+}
+
+/** The source's file name, for people: its last path segment, decoded when it decodes. */
+function lastPathSegment(sourceKey: string): string {
+  const segment = new URL(sourceKey).pathname.split('/').pop() ?? '';
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment; // a malformed escape: the name as it stands
   }
 }
 

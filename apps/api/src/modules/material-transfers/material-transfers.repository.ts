@@ -18,6 +18,8 @@ export type TransferRow = {
   error_code: string | null;
   error_message: string | null;
   operation_id: string;
+  created_by: string | null;
+  media_id: string | null;
   created_at: Date;
   updated_at: Date;
   completed_at: Date | null;
@@ -32,7 +34,7 @@ export interface TransferFacts {
 }
 
 const COLUMNS = sql`id, status, source_url, source_key, object_key, content_type, size, checksum_sha256, width, height,
-  error_code, error_message, operation_id, created_at, updated_at, completed_at`;
+  error_code, error_message, operation_id, created_by, media_id, created_at, updated_at, completed_at`;
 
 /** SQL of material transfers; status changes are conditional and report whether they applied. */
 @Injectable()
@@ -94,6 +96,7 @@ export class MaterialTransfersRepository {
         height: null,
         error_code: null,
         error_message: null,
+        media_id: null,
         updated_at: row.created_at,
         completed_at: null,
       })
@@ -126,6 +129,17 @@ export class MaterialTransfersRepository {
     return r.rowCount === 1;
   }
 
+  /**
+   * Records the media a succeeded transfer became, once: in the settlement that made it succeed
+   * (a transfer has at most one media, sql/026).
+   */
+  async attachMedia(id: string, mediaId: string): Promise<boolean> {
+    const r = await this.db.requireTransaction('material transfer media').execute(sql`
+      update material_transfers set media_id = ${mediaId}, updated_at = now()
+       where workspace_id = app_current_workspace() and id = ${id} and status = 'succeeded' and media_id is null`);
+    return r.rowCount === 1;
+  }
+
   async markFailed(id: string, error: { code: string; message: string }): Promise<boolean> {
     const r = await this.db.requireTransaction('material transfer failed').execute(sql`
       update material_transfers set status = 'failed', error_code = ${error.code}, error_message = ${error.message},
@@ -150,6 +164,7 @@ function toView(row: TransferRow): MaterialTransferView {
     height: row.height,
     error: row.error_code ? { code: row.error_code, message: row.error_message ?? '' } : null,
     operationId: row.operation_id,
+    mediaId: row.media_id,
     createdAt: iso(row.created_at)!,
     updatedAt: iso(row.updated_at)!,
     completedAt: iso(row.completed_at),

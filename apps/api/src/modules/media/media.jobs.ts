@@ -21,7 +21,7 @@ import { OPERATION_FAILURES } from '../operations/operation.failures';
 import { MEDIA_FAILURES } from './media.failures';
 import { MediaRepository, type DerivedFacts, type MediaRow } from './media.repository';
 
-/** Validate and derive an uploaded media. The payload carries ids only. */
+/** Validate and derive a media (uploaded, or copied by a material transfer). The payload carries ids only. */
 export const mediaProcessJob = defineJob({
   name: 'media.process',
   queue: 'media',
@@ -32,9 +32,15 @@ export const mediaProcessJob = defineJob({
   transaction: false,
 });
 
-/** Where a media's derived thumbnail lives: a function of the media and the derivation only. */
-export function thumbnailKey(workspaceId: string, mediaId: string, size: number): string {
-  return `workspaces/${workspaceId}/media/${mediaId}/thumbnail-${size}.png`;
+/**
+ * Where the thumbnail of some bytes lives: a function of the workspace, the bytes' SHA-256 and the
+ * derivation only, so every media of the workspace with the same bytes (an upload and a transfer
+ * of one image) shares one object, derived by whichever job comes first. Per workspace, so no
+ * tenant can learn from it what another stored. Media processed before keep the per-media key
+ * their row records (`workspaces/{ws}/media/{id}/thumbnail-{size}.png`): downloads read the row.
+ */
+export function derivedThumbnailKey(workspaceId: string, sha256: string, size: number): string {
+  return `workspaces/${workspaceId}/derived/sha256-${sha256}/thumbnail-${size}.png`;
 }
 
 export function originalKey(workspaceId: string, mediaId: string): string {
@@ -56,7 +62,9 @@ type Outcome =
  *
  * Two deliveries running at once may both derive, but the thumbnail goes to a deterministic key
  * written only when absent (putIfAbsent), both read its facts from the stored copy, and the first
- * to settle wins; a crash between writing it and settling never derives it twice.
+ * to settle wins; a crash between writing it and settling never derives it twice. The key is the
+ * content's (derivedThumbnailKey), so media with the same bytes (an upload and a transfer of one
+ * image) are derived once between them too.
  */
 @Injectable()
 export class MediaProcessJob implements RemoteStep<Payload, MediaRow, Derived, Outcome> {
@@ -93,7 +101,7 @@ export class MediaProcessJob implements RemoteStep<Payload, MediaRow, Derived, O
     const limits = { maxPixels: this.config.MEDIA_MAX_PIXELS };
     const facts = await inspectImage(original.body, { ...limits, expectedType: row.content_type });
     const size = this.config.MEDIA_THUMBNAIL_SIZE;
-    const key = thumbnailKey(context.workspaceId!, row.id, size);
+    const key = derivedThumbnailKey(context.workspaceId!, facts.checksumSha256, size);
     let written = false;
     let dims: { width: number; height: number };
     if (await this.storage.head(key)) {

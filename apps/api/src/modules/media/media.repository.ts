@@ -62,6 +62,27 @@ export class MediaRepository {
       values (app_current_workspace(), ${m.id}, ${m.filename}, ${m.contentType}, ${m.size}, ${m.originalKey}, ${m.createdBy})`);
   }
 
+  /**
+   * A media whose bytes are already stored and checked elsewhere (a material transfer's copy):
+   * inserted processing, bound to its operation, uploaded and completed now, as `complete` leaves
+   * an upload.
+   */
+  async insertProcessing(m: {
+    id: string;
+    filename: string;
+    contentType: string;
+    size: number;
+    originalKey: string;
+    operationId: string;
+    createdBy: string | null;
+  }): Promise<void> {
+    await this.db.requireTransaction('media insert processing').execute(sql`
+      insert into media (workspace_id, id, status, filename, content_type, declared_size, original_key,
+                         operation_id, created_by, uploaded_at, completed_at)
+      values (app_current_workspace(), ${m.id}, 'processing', ${m.filename}, ${m.contentType}, ${m.size},
+              ${m.originalKey}, ${m.operationId}, ${m.createdBy}, now(), now())`);
+  }
+
   async find(id: string): Promise<MediaView | undefined> {
     const row = await this.findRow(id);
     return row && toView(row);

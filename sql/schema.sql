@@ -564,6 +564,23 @@ CREATE FUNCTION public.outbox_unhandled_dead_letter_workspaces(p_after uuid, p_l
 ALTER FUNCTION public.outbox_unhandled_dead_letter_workspaces(p_after uuid, p_limit integer) OWNER TO listing_owner;
 
 --
+-- Name: publications_live_revision_forward(); Type: FUNCTION; Schema: public; Owner: listing_owner
+--
+
+CREATE FUNCTION public.publications_live_revision_forward() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF OLD.live_revision IS NOT NULL AND (NEW.live_revision IS NULL OR NEW.live_revision < OLD.live_revision) THEN
+    RAISE EXCEPTION 'publication %: live revision % cannot go back to %', OLD.id, OLD.live_revision, NEW.live_revision
+      USING ERRCODE = 'check_violation';
+  END IF;
+  RETURN NEW;
+END $$;
+
+ALTER FUNCTION public.publications_live_revision_forward() OWNER TO listing_owner;
+
+--
 -- Name: record_revisions_immutable(); Type: FUNCTION; Schema: public; Owner: listing_owner
 --
 
@@ -841,6 +858,31 @@ ALTER TABLE ONLY public.outbox_inbox FORCE ROW LEVEL SECURITY;
 ALTER TABLE public.outbox_inbox OWNER TO listing_owner;
 
 --
+-- Name: publication_updates; Type: TABLE; Schema: public; Owner: listing_owner
+--
+
+CREATE TABLE public.publication_updates (
+    workspace_id uuid NOT NULL,
+    id uuid NOT NULL,
+    publication_id uuid NOT NULL,
+    draft_id uuid NOT NULL,
+    revision integer NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    error_code text,
+    operation_id uuid NOT NULL,
+    created_by uuid,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    applied_at timestamp with time zone,
+    CONSTRAINT publication_updates_check CHECK (((status = 'applied'::text) = (applied_at IS NOT NULL))),
+    CONSTRAINT publication_updates_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'sending'::text, 'applied'::text, 'superseded'::text, 'failed'::text, 'outcome_unknown'::text])))
+);
+
+ALTER TABLE ONLY public.publication_updates FORCE ROW LEVEL SECURITY;
+
+ALTER TABLE public.publication_updates OWNER TO listing_owner;
+
+--
 -- Name: publications; Type: TABLE; Schema: public; Owner: listing_owner
 --
 
@@ -857,7 +899,11 @@ CREATE TABLE public.publications (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     published_at timestamp with time zone,
+    live_revision integer,
+    sending_revision integer,
     CONSTRAINT publications_check CHECK (((status = 'published'::text) = (platform_product_id IS NOT NULL))),
+    CONSTRAINT publications_live_check CHECK (((status = 'published'::text) = (live_revision IS NOT NULL))),
+    CONSTRAINT publications_sending_check CHECK (((sending_revision IS NULL) OR (status = 'published'::text))),
     CONSTRAINT publications_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'publishing'::text, 'published'::text, 'failed'::text, 'outcome_unknown'::text])))
 );
 
@@ -1170,6 +1216,13 @@ ALTER TABLE ONLY public.outbox_inbox
     ADD CONSTRAINT outbox_inbox_pkey PRIMARY KEY (workspace_id, handler, event_id);
 
 --
+-- Name: publication_updates publication_updates_pkey; Type: CONSTRAINT; Schema: public; Owner: listing_owner
+--
+
+ALTER TABLE ONLY public.publication_updates
+    ADD CONSTRAINT publication_updates_pkey PRIMARY KEY (workspace_id, id);
+
+--
 -- Name: publications publications_pkey; Type: CONSTRAINT; Schema: public; Owner: listing_owner
 --
 
@@ -1424,10 +1477,28 @@ CREATE INDEX outbox_events_unhandled_dead_idx ON public.outbox_events USING btre
 CREATE INDEX outbox_inbox_processed_idx ON public.outbox_inbox USING btree (processed_at);
 
 --
+-- Name: publication_updates_page_idx; Type: INDEX; Schema: public; Owner: listing_owner
+--
+
+CREATE INDEX publication_updates_page_idx ON public.publication_updates USING btree (workspace_id, publication_id, date_trunc('milliseconds'::text, (created_at AT TIME ZONE 'UTC'::text)), id);
+
+--
+-- Name: publication_updates_revision_key; Type: INDEX; Schema: public; Owner: listing_owner
+--
+
+CREATE UNIQUE INDEX publication_updates_revision_key ON public.publication_updates USING btree (workspace_id, publication_id, revision) WHERE (status = ANY (ARRAY['pending'::text, 'sending'::text, 'applied'::text]));
+
+--
 -- Name: publications_created_idx; Type: INDEX; Schema: public; Owner: listing_owner
 --
 
 CREATE INDEX publications_created_idx ON public.publications USING btree (workspace_id, created_at DESC, id DESC);
+
+--
+-- Name: publications_draft_key; Type: INDEX; Schema: public; Owner: listing_owner
+--
+
+CREATE UNIQUE INDEX publications_draft_key ON public.publications USING btree (workspace_id, id, draft_id);
 
 --
 -- Name: publications_first_publish_key; Type: INDEX; Schema: public; Owner: listing_owner
@@ -1518,6 +1589,12 @@ CREATE INDEX workspace_members_page_idx ON public.workspace_members USING btree 
 --
 
 CREATE INDEX workspace_members_user_idx ON public.workspace_members USING btree (user_id);
+
+--
+-- Name: publications publications_live_revision_forward; Type: TRIGGER; Schema: public; Owner: listing_owner
+--
+
+CREATE TRIGGER publications_live_revision_forward BEFORE UPDATE OF live_revision ON public.publications FOR EACH ROW EXECUTE FUNCTION public.publications_live_revision_forward();
 
 --
 -- Name: record_revisions record_revisions_no_update; Type: TRIGGER; Schema: public; Owner: listing_owner
@@ -1685,6 +1762,34 @@ ALTER TABLE ONLY public.outbox_events
 
 ALTER TABLE ONLY public.outbox_inbox
     ADD CONSTRAINT outbox_inbox_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES public.workspaces(id) ON DELETE CASCADE;
+
+--
+-- Name: publication_updates publication_updates_created_by_fkey; Type: FK CONSTRAINT; Schema: public; Owner: listing_owner
+--
+
+ALTER TABLE ONLY public.publication_updates
+    ADD CONSTRAINT publication_updates_created_by_fkey FOREIGN KEY (created_by) REFERENCES public.users(id);
+
+--
+-- Name: publication_updates publication_updates_workspace_id_draft_id_revision_fkey; Type: FK CONSTRAINT; Schema: public; Owner: listing_owner
+--
+
+ALTER TABLE ONLY public.publication_updates
+    ADD CONSTRAINT publication_updates_workspace_id_draft_id_revision_fkey FOREIGN KEY (workspace_id, draft_id, revision) REFERENCES public.record_revisions(workspace_id, record_id, revision) ON DELETE CASCADE;
+
+--
+-- Name: publication_updates publication_updates_workspace_id_operation_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: listing_owner
+--
+
+ALTER TABLE ONLY public.publication_updates
+    ADD CONSTRAINT publication_updates_workspace_id_operation_id_fkey FOREIGN KEY (workspace_id, operation_id) REFERENCES public.operations(workspace_id, id) DEFERRABLE INITIALLY DEFERRED;
+
+--
+-- Name: publication_updates publication_updates_workspace_id_publication_id_draft_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: listing_owner
+--
+
+ALTER TABLE ONLY public.publication_updates
+    ADD CONSTRAINT publication_updates_workspace_id_publication_id_draft_id_fkey FOREIGN KEY (workspace_id, publication_id, draft_id) REFERENCES public.publications(workspace_id, id, draft_id) ON DELETE CASCADE;
 
 --
 -- Name: publications publications_created_by_fkey; Type: FK CONSTRAINT; Schema: public; Owner: listing_owner
@@ -1874,6 +1979,12 @@ ALTER TABLE public.outbox_events ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.outbox_inbox ENABLE ROW LEVEL SECURITY;
 
 --
+-- Name: publication_updates; Type: ROW SECURITY; Schema: public; Owner: listing_owner
+--
+
+ALTER TABLE public.publication_updates ENABLE ROW LEVEL SECURITY;
+
+--
 -- Name: publications; Type: ROW SECURITY; Schema: public; Owner: listing_owner
 --
 
@@ -1974,6 +2085,12 @@ CREATE POLICY workspace_isolation ON public.outbox_events USING ((workspace_id =
 --
 
 CREATE POLICY workspace_isolation ON public.outbox_inbox USING ((workspace_id = public.app_current_workspace())) WITH CHECK ((workspace_id = public.app_current_workspace()));
+
+--
+-- Name: publication_updates workspace_isolation; Type: POLICY; Schema: public; Owner: listing_owner
+--
+
+CREATE POLICY workspace_isolation ON public.publication_updates USING ((workspace_id = public.app_current_workspace())) WITH CHECK ((workspace_id = public.app_current_workspace()));
 
 --
 -- Name: publications workspace_isolation; Type: POLICY; Schema: public; Owner: listing_owner
@@ -2312,6 +2429,13 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.operations TO outbox_agent;
 
 GRANT SELECT ON TABLE public.outbox_inbox TO app_user;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.outbox_inbox TO outbox_agent;
+
+--
+-- Name: TABLE publication_updates; Type: ACL; Schema: public; Owner: listing_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.publication_updates TO app_user;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.publication_updates TO outbox_agent;
 
 --
 -- Name: TABLE publications; Type: ACL; Schema: public; Owner: listing_owner

@@ -651,6 +651,44 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/workspaces/{workspaceId}/publications/{publicationId}/updates': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A publication's updates, newest first */
+    get: operations['PublicationUpdates_list'];
+    put?: never;
+    /**
+     * Push a newer draft revision to the live product (applied in revision order)
+     * @description **Idempotency-Key required.** Retries with the same key replay the first result.
+     */
+    post: operations['PublicationUpdates_create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/workspaces/{workspaceId}/publications/{publicationId}/updates/{updateId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One update of a publication */
+    get: operations['PublicationUpdates_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/workspaces/{workspaceId}/store-syncs': {
     parameters: {
       query?: never;
@@ -1024,6 +1062,8 @@ export interface components {
      *     | `PUBLICATION_FAILED` | the publication had already failed; publish the draft again |
      *     | `PUBLICATION_OUTCOME_UNKNOWN` | the marketplace did not confirm the product and may have created it; retry this publication (it cannot create a second product) |
      *     | `PUBLICATION_REJECTED` | the marketplace refused the product |
+     *     | `PUBLICATION_UPDATE_OUTCOME_UNKNOWN` | the marketplace did not confirm the update and may have applied it; request it again (same provider key) or publish a newer revision |
+     *     | `PUBLICATION_UPDATE_SUPERSEDED` | a newer revision of the draft was requested or is already live on the product: this one is never sent |
      *     | `RESOURCE_GONE` | the resource no longer exists |
      *     | `SOURCE_NOT_ALLOWED` | the source (or a redirect) is not on the allowlist |
      *     | `SOURCE_TIMEOUT` | the source did not answer in time |
@@ -1051,6 +1091,8 @@ export interface components {
       | 'PUBLICATION_FAILED'
       | 'PUBLICATION_OUTCOME_UNKNOWN'
       | 'PUBLICATION_REJECTED'
+      | 'PUBLICATION_UPDATE_OUTCOME_UNKNOWN'
+      | 'PUBLICATION_UPDATE_SUPERSEDED'
       | 'RESOURCE_GONE'
       | 'SOURCE_NOT_ALLOWED'
       | 'SOURCE_TIMEOUT'
@@ -1119,11 +1161,13 @@ export interface components {
       | 'MEMBER_EXISTS'
       | 'METHOD_NOT_ALLOWED'
       | 'PAYLOAD_TOO_LARGE'
+      | 'PUBLICATION_NOT_LIVE'
       | 'PUBLICATION_NOT_RETRYABLE'
       | 'RATE_LIMITED'
       | 'REQUEST_TIMEOUT'
       | 'RESOURCE_NOT_FOUND'
       | 'REVISION_MISMATCH'
+      | 'REVISION_NOT_NEWER'
       | 'ROUTE_NOT_FOUND'
       | 'SERVICE_UNAVAILABLE'
       | 'SOURCE_NOT_ALLOWED'
@@ -1185,9 +1229,11 @@ export interface components {
       errorCode: components['schemas']['OperationFailureCode'] | null;
       /** Format: uuid */
       id: string;
+      /** @description The revision the marketplace product shows (null until published); only moves forward */
+      liveRevision: number | null;
       platformProductId: string | null;
       publishedAt: string | null;
-      /** @description The draft revision published */
+      /** @description The draft revision first published */
       revision: number;
       /** @enum {string} */
       status: 'pending' | 'publishing' | 'published' | 'failed' | 'outcome_unknown';
@@ -1200,6 +1246,31 @@ export interface components {
     };
     PublicationPage: {
       items: components['schemas']['Publication'][];
+      /** @description Pass as `cursor` for the next page; null on the last */
+      nextCursor: string | null;
+    };
+    PublicationUpdate: {
+      appliedAt: string | null;
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: uuid */
+      draftId: string;
+      errorCode: components['schemas']['OperationFailureCode'] | null;
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      publicationId: string;
+      /** @description The draft revision pushed to the live product */
+      revision: number;
+      /** @enum {string} */
+      status: 'pending' | 'sending' | 'applied' | 'superseded' | 'failed' | 'outcome_unknown';
+    };
+    PublicationUpdateAccepted: {
+      operation: components['schemas']['Operation'];
+      update: components['schemas']['PublicationUpdate'];
+    };
+    PublicationUpdatePage: {
+      items: components['schemas']['PublicationUpdate'][];
       /** @description Pass as `cursor` for the next page; null on the last */
       nextCursor: string | null;
     };
@@ -6723,6 +6794,367 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'] & {
             /** @enum {unknown} */
             code?: 'IDEMPOTENCY_RECORD_LOST' | 'INTEGRITY_VIOLATION' | 'INTERNAL_ERROR';
+          };
+        };
+      };
+      /** @description Problem: SERVICE_UNAVAILABLE */
+      503: {
+        headers: {
+          /** @description Sent with SERVICE_UNAVAILABLE */
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'SERVICE_UNAVAILABLE';
+          };
+        };
+      };
+      default: components['responses']['TransportProblem'];
+    };
+  };
+  PublicationUpdates_list: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        workspaceId: string;
+        publicationId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PublicationUpdatePage'];
+        };
+      };
+      /** @description Problem: UNAUTHENTICATED */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'UNAUTHENTICATED';
+          };
+        };
+      };
+      /** @description Problem: RESOURCE_NOT_FOUND, WORKSPACE_NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'RESOURCE_NOT_FOUND' | 'WORKSPACE_NOT_FOUND';
+          };
+        };
+      };
+      /** @description Problem: VALIDATION_FAILED */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'VALIDATION_FAILED';
+          };
+        };
+      };
+      /** @description Problem: RATE_LIMITED */
+      429: {
+        headers: {
+          /** @description Sent with RATE_LIMITED */
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'RATE_LIMITED';
+          };
+        };
+      };
+      /** @description Problem: INTEGRITY_VIOLATION, INTERNAL_ERROR */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'INTEGRITY_VIOLATION' | 'INTERNAL_ERROR';
+          };
+        };
+      };
+      /** @description Problem: SERVICE_UNAVAILABLE */
+      503: {
+        headers: {
+          /** @description Sent with SERVICE_UNAVAILABLE */
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'SERVICE_UNAVAILABLE';
+          };
+        };
+      };
+      default: components['responses']['TransportProblem'];
+    };
+  };
+  PublicationUpdates_create: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description A UUID. Required: without it the route answers 400 IDEMPOTENCY_KEY_REQUIRED. */
+        'Idempotency-Key': components['parameters']['IdempotencyKeyRequired'];
+      };
+      path: {
+        workspaceId: string;
+        publicationId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          revision: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted: the work continues asynchronously; poll the operation at Location */
+      202: {
+        headers: {
+          'Idempotent-Replayed': components['headers']['IdempotentReplayed'];
+          Location: components['headers']['OperationLocation'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PublicationUpdateAccepted'];
+        };
+      };
+      /** @description Problem: IDEMPOTENCY_KEY_INVALID, IDEMPOTENCY_KEY_REQUIRED, INVALID_JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'IDEMPOTENCY_KEY_INVALID' | 'IDEMPOTENCY_KEY_REQUIRED' | 'INVALID_JSON';
+          };
+        };
+      };
+      /** @description Problem: UNAUTHENTICATED */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'UNAUTHENTICATED';
+          };
+        };
+      };
+      /** @description Problem: RESOURCE_NOT_FOUND, WORKSPACE_NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'RESOURCE_NOT_FOUND' | 'WORKSPACE_NOT_FOUND';
+          };
+        };
+      };
+      /** @description Problem: CONCURRENT_UPDATE, IDEMPOTENCY_KEY_REUSED, IDEMPOTENCY_REPLAY_UNAVAILABLE, IDEMPOTENCY_REQUEST_IN_PROGRESS, IDEMPOTENCY_SCOPE_CONFLICT, PUBLICATION_NOT_LIVE, REVISION_NOT_NEWER, STORE_NOT_ACTIVE */
+      409: {
+        headers: {
+          /** @description Sent with CONCURRENT_UPDATE, IDEMPOTENCY_REQUEST_IN_PROGRESS */
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'CONCURRENT_UPDATE'
+              | 'IDEMPOTENCY_KEY_REUSED'
+              | 'IDEMPOTENCY_REPLAY_UNAVAILABLE'
+              | 'IDEMPOTENCY_REQUEST_IN_PROGRESS'
+              | 'IDEMPOTENCY_SCOPE_CONFLICT'
+              | 'PUBLICATION_NOT_LIVE'
+              | 'REVISION_NOT_NEWER'
+              | 'STORE_NOT_ACTIVE';
+          };
+        };
+      };
+      /** @description Problem: PAYLOAD_TOO_LARGE */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'PAYLOAD_TOO_LARGE';
+          };
+        };
+      };
+      /** @description Problem: UNSUPPORTED_MEDIA_TYPE */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'UNSUPPORTED_MEDIA_TYPE';
+          };
+        };
+      };
+      /** @description Problem: VALIDATION_FAILED */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'VALIDATION_FAILED';
+          };
+        };
+      };
+      /** @description Problem: RATE_LIMITED */
+      429: {
+        headers: {
+          /** @description Sent with RATE_LIMITED */
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'RATE_LIMITED';
+          };
+        };
+      };
+      /** @description Problem: IDEMPOTENCY_RECORD_LOST, INTEGRITY_VIOLATION, INTERNAL_ERROR */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'IDEMPOTENCY_RECORD_LOST' | 'INTEGRITY_VIOLATION' | 'INTERNAL_ERROR';
+          };
+        };
+      };
+      /** @description Problem: SERVICE_UNAVAILABLE */
+      503: {
+        headers: {
+          /** @description Sent with SERVICE_UNAVAILABLE */
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'SERVICE_UNAVAILABLE';
+          };
+        };
+      };
+      default: components['responses']['TransportProblem'];
+    };
+  };
+  PublicationUpdates_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        workspaceId: string;
+        publicationId: string;
+        updateId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PublicationUpdate'];
+        };
+      };
+      /** @description Problem: UNAUTHENTICATED */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'UNAUTHENTICATED';
+          };
+        };
+      };
+      /** @description Problem: RESOURCE_NOT_FOUND, WORKSPACE_NOT_FOUND */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'RESOURCE_NOT_FOUND' | 'WORKSPACE_NOT_FOUND';
+          };
+        };
+      };
+      /** @description Problem: RATE_LIMITED */
+      429: {
+        headers: {
+          /** @description Sent with RATE_LIMITED */
+          'Retry-After': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'RATE_LIMITED';
+          };
+        };
+      };
+      /** @description Problem: INTEGRITY_VIOLATION, INTERNAL_ERROR */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'] & {
+            /** @enum {unknown} */
+            code?: 'INTEGRITY_VIOLATION' | 'INTERNAL_ERROR';
           };
         };
       };

@@ -141,6 +141,84 @@ describe('publishing a draft with images and attributes (real processes)', () =>
     expect(counters.productsCreated).toBe(1);
   });
 
+  /** A transferred image, once its media is ready: the media id the transfer yielded. */
+  async function transferredImage(name: string): Promise<Media> {
+    const accepted = await stack.client.post<{ transfer: { id: string }; operation: OperationBody }>(
+      stack.ws('/material-transfers'),
+      { sourceUrl: `${stack.sim.url}/platform/v1/media/${name}` },
+      { key: randomUUID() },
+    );
+    expect(accepted.status).toBe(202);
+    await stack.waitForOperation(accepted.body.operation.id);
+    const transfer = await stack.client.get<{ mediaId: string }>(
+      stack.ws(`/material-transfers/${accepted.body.transfer.id}`),
+    );
+    return waitUntil('the transferred media to be ready', async () => {
+      const media = await stack.client.get<Media>(stack.ws(`/media/${transfer.body.mediaId}`));
+      return media.body.status === 'ready' ? media.body : undefined;
+    });
+  }
+
+  it('publishes an uploaded and a transferred image, then updates the product to a newer revision', async () => {
+    const uploaded = await readyImage('flow-300x200.png', 'image/png');
+    const transferred = await transferredImage('flow-48x48.jpg');
+    const draft = await stack.client.post<{ id: string; revision: number }>(
+      stack.ws('/product-drafts'),
+      { title: 'Teapot', attributes: { color: 'blue' }, imageIds: [uploaded.id, transferred.id] },
+      { key: randomUUID() },
+    );
+    const published = await stack.client.post<{ publication: { id: string }; operation: OperationBody }>(
+      stack.ws('/publications'),
+      { draftId: draft.body.id, revision: draft.body.revision, storeId: store.id },
+      { key: randomUUID() },
+    );
+    await stack.waitForOperation(published.body.operation.id);
+    const publication = await stack.client.get<{ platformProductId: string; liveRevision: number }>(
+      stack.ws(`/publications/${published.body.publication.id}`),
+    );
+    const productPath = `/products/${publication.body.platformProductId}`;
+    const first = (await (await simGet(productPath)).json()) as SimProduct;
+    expect(first).toMatchObject({ title: 'Teapot', attributes: { color: 'blue' } });
+    expect(first.images).toHaveLength(2);
+    for (const [i, media] of [uploaded, transferred].entries()) {
+      const bytes = Buffer.from(await (await simGet(`/images/${first.images[i]}`)).arrayBuffer());
+      expect(createHash('sha256').update(bytes).digest('hex')).toBe(media.checksumSha256);
+    }
+
+    const patched = await stack.client.request<{ revision: number }>(
+      'PATCH',
+      stack.ws(`/product-drafts/${draft.body.id}`),
+      { body: { title: 'Teapot, larger', attributes: { color: 'red' } }, headers: { 'if-match': '"1"' } },
+    );
+    expect(patched.status).toBe(200);
+    const before = await admin.counters();
+    const update = await stack.client.post<{ update: { id: string }; operation: OperationBody }>(
+      stack.ws(`/publications/${published.body.publication.id}/updates`),
+      { revision: patched.body.revision },
+      { key: randomUUID() },
+    );
+    expect(update.status).toBe(202);
+    await stack.waitForOperation(update.body.operation.id);
+    const second = (await (await simGet(productPath)).json()) as SimProduct;
+    expect(second).toMatchObject({
+      title: 'Teapot, larger',
+      attributes: { color: 'red' },
+      images: first.images,
+    });
+    const live = await stack.client.get<{ liveRevision: number }>(
+      stack.ws(`/publications/${published.body.publication.id}`),
+    );
+    expect(live.body.liveRevision).toBe(2);
+
+    // The update's event delivered again changes nothing at the marketplace.
+    const event = await stack.eventFor('updateId', update.body.update.id);
+    expect((await stack.redeliver(event.id, event.queue)).result).toEqual({ outcome: 'skipped' });
+    const after = await admin.counters();
+    expect(after.productsUpdated - before.productsUpdated).toBe(1);
+    expect(after.imagesStored).toBe(before.imagesStored); // the product's images, not sent again
+    expect(((await (await simGet(productPath)).json()) as SimProduct).title).toBe('Teapot, larger');
+  });
+
   it('leaves out an image that is not ready, and refuses an image id the store never uploaded', async () => {
     const pending = await stack.client.post<Media>(
       stack.ws('/media'),

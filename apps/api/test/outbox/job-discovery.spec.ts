@@ -66,6 +66,7 @@ describe('the worker discovers its jobs from the DI graph', () => {
         'media/media.process',
         'outbox-maintenance/outbox.retention',
         'publications/publication.publish',
+        'publications/publication.update',
         'store-syncs/store-sync.run',
         'stores/store.check-credentials',
         'stores/store.verify-credentials',

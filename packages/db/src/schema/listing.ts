@@ -113,6 +113,33 @@ export const publications = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     publishedAt: ts('published_at'),
+    /** The revision the marketplace product shows; only moves forward (sql/025). */
+    liveRevision: integer('live_revision'),
+    /** The one update in flight to the marketplace, if any (sql/025). */
+    sendingRevision: integer('sending_revision'),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.id] })],
+);
+
+export const publicationUpdates = pgTable(
+  'publication_updates',
+  {
+    workspaceId: uuid('workspace_id').notNull(),
+    id: uuid('id').notNull(),
+    publicationId: uuid('publication_id').notNull(),
+    draftId: uuid('draft_id').notNull(),
+    revision: integer('revision').notNull(),
+    status: text('status', {
+      enum: ['pending', 'sending', 'applied', 'superseded', 'failed', 'outcome_unknown'],
+    })
+      .notNull()
+      .default('pending'),
+    errorCode: text('error_code'),
+    operationId: uuid('operation_id').notNull(),
+    createdBy: uuid('created_by'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    appliedAt: ts('applied_at'),
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.id] })],
 );

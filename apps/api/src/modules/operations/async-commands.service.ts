@@ -16,6 +16,8 @@ export interface AcceptCommand<P extends Record<string, unknown>> {
   /** The job's payload (ids and versions only), given the new operation's id. */
   payload: (operationId: string) => P;
   audit: (operationId: string) => Omit<AuditEntry, 'actorUserId'>;
+  /** The new operation's id, when the resource must name it before the command is accepted. */
+  operationId?: string;
 }
 
 /**
@@ -42,7 +44,7 @@ export class AsyncCommands {
 
   /** Returns the new operation's id. */
   async accept<P extends Record<string, unknown>>(command: AcceptCommand<P>): Promise<string> {
-    const operationId = randomUUID();
+    const operationId = command.operationId ?? randomUUID();
     await this.operations.create({
       id: operationId,
       kind: command.kind,

@@ -21,7 +21,12 @@ export const publicationViewSchema = named(
     id: uuid(),
     storeId: uuid(),
     draftId: uuid(),
-    revision: z.number().int().describe('The draft revision published'),
+    revision: z.number().int().describe('The draft revision first published'),
+    liveRevision: z
+      .number()
+      .int()
+      .nullable()
+      .describe('The revision the marketplace product shows (null until published); only moves forward'),
     status: publicationStatusSchema,
     platformProductId: z.string().nullable(),
     errorCode: operationFailureCodeSchema.nullable(),

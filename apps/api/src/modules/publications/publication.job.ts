@@ -12,14 +12,12 @@ import {
 } from '@listing/outbox';
 import { z } from 'zod';
 import { AuditService } from '../audit/audit.service';
-import { MediaUsage, type ReadyImage } from '../media/media-usage.service';
 import { OperationProgress } from '../operations/operation-progress.service';
 import { OPERATION_FAILURES } from '../operations/operation.failures';
 import { PlatformClient, PlatformRejectedError } from '../platform/platform.client';
 import { platformExhausted, platformVerdict } from '../platform/platform.failures';
-import { PRODUCT_DRAFT_MODULE } from '../product-drafts/product-drafts.service';
-import { RecordKernelService } from '../records/record-kernel.service';
 import { StoreAccess } from '../stores/store-access.service';
+import { ProductContentService, type ProductContent } from './product-content.service';
 import { PUBLICATION_FAILURES } from './publications.failures';
 import { PublicationsRepository } from './publications.repository';
 
@@ -36,19 +34,13 @@ export const publishProductJob = defineJob({
 /** The marketplace's idempotency key of a publication: one product per publication, ever. */
 export const publicationProviderKey = (publicationId: string) => `publication-${publicationId}`;
 
-/** The marketplace's idempotency key of one image of a publication: uploaded once per product. */
-export const publicationImageKey = (publicationId: string, mediaId: string) =>
-  `publication-${publicationId}-image-${mediaId}`;
-
 type Payload = z.infer<typeof publishProductJob.schema>;
 type Plan = {
   publicationId: string;
   /** A create may have reached the marketplace before this delivery (status was 'publishing'). */
   sentBefore: boolean;
   access: Awaited<ReturnType<StoreAccess['active']>>;
-  product: Record<string, unknown>;
-  /** The revision's ready images, uploaded (once each) before the product names them. */
-  images: ReadyImage[];
+  content: ProductContent;
 };
 type Created = Awaited<ReturnType<PlatformClient['createProduct']>>;
 type Outcome = { outcome: string; platformProductId?: string };
@@ -65,9 +57,8 @@ export class PublicationJob implements RemoteStep<Payload, Plan, Created, Outcom
     private readonly db: Database,
     private readonly publications: PublicationsRepository,
     private readonly stores: StoreAccess,
-    private readonly records: RecordKernelService,
+    private readonly content: ProductContentService,
     private readonly platform: PlatformClient,
-    private readonly media: MediaUsage,
     private readonly operations: OperationProgress,
     private readonly audit: AuditService,
   ) {}
@@ -96,44 +87,20 @@ export class PublicationJob implements RemoteStep<Payload, Plan, Created, Outcom
       return skip({ outcome: 'skipped' });
     }
     const access = await this.stores.active(context.workspaceId!, publication.storeId);
-    const revision = await this.records.findRevision(
-      PRODUCT_DRAFT_MODULE,
-      publication.draftId,
-      publication.revision,
-    );
-    if (!revision) throw new Error('publication revision missing');
+    const content = await this.content.load(publicationId, publication.draftId, publication.revision);
     await this.operations.running(operationId);
     await this.publications.markPublishing(publicationId);
     const sentBefore = publication.status === 'publishing';
-    const imageIds = Array.isArray(revision.data.imageIds) ? (revision.data.imageIds as string[]) : [];
-    const images = await this.media.readyImages(imageIds);
-    return { publicationId, sentBefore, access, product: productBody(publicationId, revision.data), images };
+    return { publicationId, sentBefore, access, content };
   }
 
-  /**
-   * Each image first (its own provider key: a repeat answers the same image id), then the
-   * product naming them in the revision's order: a repeated call sends the same body.
-   */
-  async call({ publicationId, access, product, images }: Plan): Promise<Created> {
-    const imageIds: string[] = [];
-    for (const image of images) {
-      const bytes = await this.media.bytesOf(image);
-      if (!bytes) throw new Error(`the stored bytes of media ${image.mediaId} are missing or changed`);
-      const uploaded = await this.platform.uploadImage(
-        access.storeExternalId,
-        access.credentials.apiKey,
-        publicationImageKey(publicationId, image.mediaId),
-        { contentType: image.contentType, bytes },
-      );
-      imageIds.push(uploaded.imageId);
-    }
+  /** The images, then the product naming them: a repeated call sends the same body. */
+  async call({ publicationId, access, content }: Plan): Promise<Created> {
     return this.platform.createProduct(
       access.storeExternalId,
       access.credentials.apiKey,
       publicationProviderKey(publicationId),
-      // Without images the body is what it was before images were sent: a retry of a create
-      // made by an older version still matches its provider key's first body.
-      imageIds.length ? { ...product, images: imageIds } : product,
+      await this.content.body(access, publicationId, content),
     );
   }
 
@@ -196,20 +163,4 @@ export class PublicationJob implements RemoteStep<Payload, Plan, Created, Outcom
       settled === 'outcome_unknown' ? PUBLICATION_FAILURES.PUBLICATION_OUTCOME_UNKNOWN : abandoned,
     );
   }
-}
-
-/** The marketplace body, a pure function of the immutable revision (a retry sends the same). */
-function productBody(publicationId: string, data: Record<string, unknown>): Record<string, unknown> {
-  const price = data.price as { amount?: string; currency?: string } | undefined;
-  const body: Record<string, unknown> = {
-    title: data.title,
-    price: price?.amount ?? null,
-    externalRef: publicationId,
-  };
-  if (price?.currency) body.currency = price.currency;
-  for (const field of ['description', 'sku', 'categoryId'] as const) {
-    if (typeof data[field] === 'string') body[field] = data[field];
-  }
-  if (data.attributes && typeof data.attributes === 'object') body.attributes = data.attributes;
-  return body;
 }

@@ -15,9 +15,20 @@ type PublicationRow = Pick<
   | 'error_code'
   | 'created_at'
   | 'published_at'
+  | 'live_revision'
 >;
 
-const COLUMNS = sql`id, store_id, draft_id, revision, status, platform_product_id, error_code, created_at, published_at`;
+/** A live product as an update's claim sees it, under the publication's row lock. */
+export type LiveProduct = Pick<
+  SqlRow<typeof publications>,
+  'status' | 'store_id' | 'platform_product_id' | 'live_revision' | 'sending_revision'
+> & {
+  /** The newest revision of an update requested and not failed, superseded or unknown. */
+  newest_requested: number | null;
+};
+
+const COLUMNS = sql`id, store_id, draft_id, revision, status, platform_product_id, error_code, created_at, published_at,
+  live_revision`;
 
 /** SQL of publications; worker transitions are conditional on the current status. */
 @Injectable()
@@ -50,7 +61,14 @@ export class PublicationsRepository {
   async findAsAccepted(id: string): Promise<PublicationView | undefined> {
     const view = await this.find(id);
     return (
-      view && { ...view, status: 'pending', platformProductId: null, errorCode: null, publishedAt: null }
+      view && {
+        ...view,
+        status: 'pending',
+        platformProductId: null,
+        liveRevision: null,
+        errorCode: null,
+        publishedAt: null,
+      }
     );
   }
 
@@ -72,7 +90,7 @@ export class PublicationsRepository {
   async markPublished(id: string, platformProductId: string): Promise<boolean> {
     const r = await this.db.executor.execute(sql`
       update publications set status = 'published', platform_product_id = ${platformProductId}, published_at = now(),
-             error_code = null, updated_at = now()
+             live_revision = revision, error_code = null, updated_at = now()
        where workspace_id = app_current_workspace() and id = ${id} and status in ('pending', 'publishing', 'outcome_unknown')`);
     return r.rowCount === 1;
   }
@@ -125,6 +143,48 @@ export class PublicationsRepository {
        where workspace_id = app_current_workspace() and id = ${id} and status in ('pending', 'publishing')`);
     return r.rowCount === 1;
   }
+
+  /**
+   * Locks the publication (the order of its updates is decided under this lock) and reads what
+   * an update's claim decides on: the live revision, the update in flight, the newest requested.
+   */
+  async lockLive(id: string): Promise<LiveProduct | undefined> {
+    const { rows } = await this.db.requireTransaction('publication update claim').execute<LiveProduct>(sql`
+      select p.status, p.store_id, p.platform_product_id, p.live_revision, p.sending_revision,
+             (select max(u.revision) from publication_updates u
+               where u.workspace_id = p.workspace_id and u.publication_id = p.id
+                 and u.status in ('pending', 'sending', 'applied')) as newest_requested
+        from publications p
+       where p.workspace_id = app_current_workspace() and p.id = ${id}
+       for update of p`);
+    return rows[0];
+  }
+
+  /** Takes the one send slot of the product for `revision`: only when free and newer than live. */
+  async takeSendingSlot(id: string, revision: number): Promise<boolean> {
+    const r = await this.db.requireTransaction('publication update slot').execute(sql`
+      update publications set sending_revision = ${revision}, updated_at = now()
+       where workspace_id = app_current_workspace() and id = ${id} and status = 'published'
+         and sending_revision is null and live_revision < ${revision}`);
+    return r.rowCount === 1;
+  }
+
+  /** The update holding the slot was applied: it is live (forward only: sql/025's trigger). */
+  async advanceLive(id: string, revision: number): Promise<boolean> {
+    const r = await this.db.requireTransaction('publication update applied').execute(sql`
+      update publications set live_revision = ${revision}, sending_revision = null, updated_at = now()
+       where workspace_id = app_current_workspace() and id = ${id}
+         and sending_revision = ${revision} and live_revision < ${revision}`);
+    return r.rowCount === 1;
+  }
+
+  /** The update holding the slot ended without being applied (or unknown): the slot is free. */
+  async releaseSendingSlot(id: string, revision: number): Promise<boolean> {
+    const r = await this.db.requireTransaction('publication update released').execute(sql`
+      update publications set sending_revision = null, updated_at = now()
+       where workspace_id = app_current_workspace() and id = ${id} and sending_revision = ${revision}`);
+    return r.rowCount === 1;
+  }
 }
 
 function toView(row: PublicationRow): PublicationView {
@@ -135,6 +195,7 @@ function toView(row: PublicationRow): PublicationView {
     revision: row.revision,
     status: row.status,
     platformProductId: row.platform_product_id,
+    liveRevision: row.live_revision,
     errorCode: row.error_code,
     createdAt: new Date(row.created_at).toISOString(),
     publishedAt: row.published_at ? new Date(row.published_at).toISOString() : null,

@@ -249,8 +249,20 @@ const workspaceClient = (baseUrl, token) =>
  * `route` is its path under /v1/workspaces/{workspaceId}; `definitive` lists the non-2xx answers
  * that legitimately end it (e.g. 409 SYNC_ALREADY_ACTIVE).
  */
-function logical(kind, ws, route, body, definitive = []) {
-  return { kind, ws, route, body, key: randomUUID(), definitive, attempts: [], ok: null, final: null };
+function logical(kind, ws, route, body, definitive = [], { method = 'post', headers } = {}) {
+  return {
+    kind,
+    ws,
+    route,
+    body,
+    method,
+    headers,
+    key: randomUUID(),
+    definitive,
+    attempts: [],
+    ok: null,
+    final: null,
+  };
 }
 
 /** Records one attempt of the helper (it calls this after each). */
@@ -276,10 +288,13 @@ async function send(
 ) {
   try {
     return await cmd.ws.client.idempotent(
-      'post',
+      route === cmd.route ? cmd.method : 'post',
       `/v1/workspaces/{workspaceId}${route}`,
       {
-        params: { path: { workspaceId: cmd.ws.id } },
+        params: {
+          path: { workspaceId: cmd.ws.id },
+          ...(cmd.headers && route === cmd.route ? { header: cmd.headers } : {}),
+        },
         body,
         ...(cutOff ? { signal: AbortSignal.timeout(randInt(2, 40)) } : {}),
       },
@@ -551,7 +566,11 @@ async function main() {
     await pool(storeCmds, CLIENTS, (cmd) => runCommand(cmd));
     for (const cmd of storeCmds) {
       if (!cmd.ok) throw new Error(`store create ended ${cmd.final}: ${JSON.stringify(cmd.attempts)}`);
-      cmd.ws.stores.push({ id: cmd.ok.body.store.id, externalId: cmd.body.storeExternalId });
+      cmd.ws.stores.push({
+        id: cmd.ok.body.store.id,
+        externalId: cmd.body.storeExternalId,
+        apiKey: cmd.body.apiKey,
+      });
     }
     await waitUntil('every store to be active', 90_000, async () => {
       for (const cmd of storeCmds) {
@@ -657,6 +676,74 @@ async function main() {
       if (r.status !== 0) cmd.final = r.status;
     }
     log(`load done: ${stats.commandRequests} command requests; settled ${unsure.length} uncertain keys`);
+
+    // ------------------------------------------------------------------- product updates
+    // Still under faults and kills: each published draft gets two new revisions (PATCH), then
+    // every publication of it is sent both updates at once, in random order, each through the
+    // same chaos as the load. A revision not newer than one live or requested is refused (409);
+    // the worker must never let the older overwrite the newer at the marketplace. AI tasks write
+    // draft revisions too: every accepted command ends first, so If-Match names the current one.
+    await waitUntil('every operation to end', 180_000, async () => {
+      const { rows } = await db.query(
+        `select count(*)::int as n from operations where status in ('pending', 'running')`,
+      );
+      return rows[0].n === 0;
+    });
+    const livePubs = (
+      await db.query(`select id, workspace_id, draft_id from publications where status = 'published'`)
+    ).rows;
+    const wsById = new Map(workspaces.map((ws) => [ws.id, ws]));
+    const draftIds = [...new Set(livePubs.map((p) => p.draft_id))];
+    const current = new Map(
+      (await db.query(`select id, revision from records where id = any($1::uuid[])`, [draftIds])).rows.map(
+        (r) => [r.id, r.revision],
+      ),
+    );
+    const newRevisions = new Map(draftIds.map((id) => [id, []]));
+    const patches = [];
+    for (const round of [1, 2]) {
+      const batch = draftIds.map((draftId) => {
+        const p = livePubs.find((x) => x.draft_id === draftId);
+        const cmd = logical(
+          'draft_patches',
+          wsById.get(p.workspace_id),
+          `/product-drafts/${draftId}`,
+          { title: `Soak update ${round} ${draftId.slice(0, 8)}`, attributes: { round: String(round) } },
+          [],
+          { method: 'patch', headers: { 'If-Match': `"${current.get(draftId)}"` } },
+        );
+        cmd.draftId = draftId;
+        return cmd;
+      });
+      await pool(batch, CLIENTS, (cmd) => runCommand(cmd));
+      for (const cmd of batch) {
+        if (!cmd.ok) continue;
+        current.set(cmd.draftId, cmd.ok.body.revision);
+        newRevisions.get(cmd.draftId).push(cmd.ok.body.revision);
+      }
+      patches.push(...batch);
+    }
+    commands.push(...patches);
+    const updates = shuffle(
+      livePubs.flatMap((p) =>
+        newRevisions
+          .get(p.draft_id)
+          .map((revision) =>
+            logical(
+              'publication_updates',
+              wsById.get(p.workspace_id),
+              `/publications/${p.id}/updates`,
+              { revision },
+              ['REVISION_NOT_NEWER'],
+            ),
+          ),
+      ),
+    );
+    commands.push(...updates);
+    await pool(updates, CLIENTS, (cmd) => runCommand(cmd));
+    log(
+      `updates: ${patches.length} draft patches, ${updates.length} update requests for ${livePubs.length} products`,
+    );
 
     while (kills.dispatcher + kills.worker < MIN_KILLS) {
       log(`waiting for kill #${MIN_KILLS} (${kills.dispatcher + kills.worker} so far)`);
@@ -857,6 +944,74 @@ async function main() {
               + (select count(*) from idempotency_requests where response_envelope::text like '%Signature%')`,
       )) + countInLogs('X-Amz-Signature=soak'),
     );
+    // Product updates: one row per key answered 2xx; each product shows its live revision, which
+    // is the newest revision applied to it (never an older one after a newer).
+    check(
+      'publication updates = distinct keys answered 2xx',
+      keysOk('publication_updates'),
+      await one(`select count(*) from publication_updates`),
+    );
+    check('draft patches answered 2xx = 2 per live draft', draftIds.length * 2, keysOk('draft_patches'));
+    const liveRows = await q(`
+      select p.id, p.platform_product_id, p.live_revision, p.sending_revision, s.store_external_id,
+             r.snapshot->'payload'->>'title' as live_title,
+             (select max(u.revision) from publication_updates u
+               where u.workspace_id = p.workspace_id and u.publication_id = p.id and u.status = 'applied') as newest_applied,
+             (select count(*) from publication_updates u
+               where u.workspace_id = p.workspace_id and u.publication_id = p.id and u.status = 'applied')::int as applied,
+             (select count(*) from publication_updates u
+               where u.workspace_id = p.workspace_id and u.publication_id = p.id and u.status = 'outcome_unknown')::int as unknown
+        from publications p
+        join stores s on s.workspace_id = p.workspace_id and s.id = p.store_id
+        join record_revisions r on r.workspace_id = p.workspace_id and r.record_id = p.draft_id and r.revision = p.live_revision
+       where p.status = 'published'`);
+    const liveBad = [];
+    let simUpdates = 0;
+    for (const p of liveRows) {
+      const store = workspaces.flatMap((ws) => ws.stores).find((st) => st.externalId === p.store_external_id);
+      const res = await fetch(
+        `${simUrl}/platform/v1/stores/${p.store_external_id}/products/${p.platform_product_id}`,
+        { headers: { authorization: `Bearer ${store?.apiKey}` } },
+      );
+      const product = res.ok ? await res.json() : null;
+      const applied = counters.updatesByProduct?.[p.platform_product_id] ?? 0;
+      simUpdates += applied;
+      const expectedLive = Math.max(1, p.newest_applied ?? 1);
+      if (
+        p.live_revision !== expectedLive ||
+        p.sending_revision !== null ||
+        product?.title !== p.live_title ||
+        applied < p.applied ||
+        applied > p.applied + p.unknown
+      ) {
+        liveBad.push({ ...p, simTitle: product?.title, simApplied: applied });
+      }
+    }
+    if (liveBad.length)
+      console.error('products off their live revision:', JSON.stringify(liveBad.slice(0, 5)));
+    check(
+      "products' live revision = newest applied update, their content = that revision, updates at the marketplace = applied",
+      `${liveRows.length} ok`,
+      `${liveRows.length - liveBad.length} ok (${simUpdates} updates at the marketplace)`,
+      liveBad.length === 0 && liveRows.length > 0,
+    );
+    // Transfers become media, derived once per distinct content of a workspace.
+    check(
+      'succeeded transfers with a ready media',
+      await one(`select count(*) from material_transfers where status = 'succeeded'`),
+      await one(`select count(*) from material_transfers t join media m
+                   on m.workspace_id = t.workspace_id and m.id = t.media_id
+                 where t.status = 'succeeded' and m.status = 'ready' and m.checksum_sha256 = t.checksum_sha256`),
+    );
+    const thumbnails = under(
+      path.join(objectDir, 'meta', 'workspaces'),
+      /derived[/\\]sha256-[0-9a-f]+[/\\]thumbnail-\d+\.png\.json$/,
+    );
+    check(
+      'derived media objects = distinct content (workspace, sha256) of ready media',
+      await one(`select count(distinct (workspace_id, checksum_sha256)) from media where status = 'ready'`),
+      thumbnails,
+    );
     check(
       'syncs succeeded = syncs',
       await one(`select count(*) from store_syncs`),
@@ -883,7 +1038,12 @@ async function main() {
       0,
       await one(`select count(*) from operations where status in ('pending', 'running')`),
     );
-    check('operations failed', 0, await one(`select count(*) from operations where status = 'failed'`));
+    check(
+      'operations failed (other than superseded updates)',
+      0,
+      await one(`select count(*) from operations where status = 'failed'
+                   and not (kind = 'publication.update' and error_code = 'PUBLICATION_UPDATE_SUPERSEDED')`),
+    );
     const allPass = checks.every((c) => c.pass);
 
     // ------------------------------------------------------------------- report

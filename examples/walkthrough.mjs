@@ -21,8 +21,9 @@ const SIM_URL = process.env.SIM_URL ?? 'http://127.0.0.1:4010';
 
 /** The answer's data, or a thrown error naming the step and the problem+json the API sent. */
 function expectData(step, res) {
-  if (res.data === undefined) throw new Error(`${step}: HTTP ${res.status} ${JSON.stringify(res.error)}`);
-  console.log(`✓ ${step} (HTTP ${res.status})`);
+  const status = res.status ?? res.response.status; // idempotent() answers status; GET/POST response
+  if (res.data === undefined) throw new Error(`${step}: HTTP ${status} ${JSON.stringify(res.error)}`);
+  console.log(`✓ ${step} (HTTP ${status})`);
   return res.data;
 }
 

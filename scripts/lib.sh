@@ -77,6 +77,15 @@ ensure_chromium() {
   fi
 }
 
+# Debian's PgBouncer (1.18), for the suites that run through a pooler (docs/scaling.md). The
+# package's own service is not used: each test starts one on a free port.
+ensure_pgbouncer() {
+  if [ ! -x /usr/sbin/pgbouncer ]; then
+    log "installing pgbouncer (apt)"
+    apt_install pgbouncer
+  fi
+}
+
 ensure_services() {
   ensure_postgres
   ensure_redis

@@ -18,13 +18,16 @@
  *   pnpm --filter @listing/bench run idempotency [-- options]
  *   node bench/idempotency/run.mjs [--duration 10] [--connections 10] [--rounds 3]
  *        [--warmup 3] [--build] [--profile] [--cpu-prof] [--baseline <checkout>]
+ *        [--baseline-env KEY=VALUE[,KEY=VALUE]]
  *
  * --baseline <checkout> measures a second build in the same run: another checkout of the
  * repository (built there) whose apps/api/dist/main.js runs as a second API process on the same
  * database; every window of a scenario runs on both, back to back, the order alternating by
  * round, and the report compares b/a and c/a of the two (e.g. the cost of a change that should
  * cost nothing). OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT are removed from the APIs' environment:
- * the bench measures tracing off, the default.
+ * the bench measures tracing off, the default. --baseline-env adds settings to the baseline's
+ * environment; without --baseline the baseline is this checkout's own build (e.g.
+ * `--baseline-env DATABASE_PREPARED_STATEMENTS=0`: what running behind a transaction pooler costs).
  *
  * --profile adds a separate, unmeasured-for-the-table pass per scenario with a probe preloaded
  * into the API (pg round trips per request; with --cpu-prof also a V8 CPU profile per scenario).
@@ -56,9 +59,17 @@ const { values: opts } = parseArgs({
     profile: { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
     baseline: { type: 'string' },
+    'baseline-env': { type: 'string' },
   },
 });
-const BASELINE_ROOT = opts.baseline ? path.resolve(opts.baseline) : null;
+// --baseline-env alone: the baseline is this checkout's build with other settings.
+const BASELINE_ENV = Object.fromEntries(
+  (opts['baseline-env'] ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
+const BASELINE_ROOT = opts.baseline ? path.resolve(opts.baseline) : opts['baseline-env'] ? root : null;
 const DURATION = Number(opts.duration);
 const CONNECTIONS = Number(opts.connections);
 const ROUNDS = Number(opts.rounds);
@@ -303,7 +314,7 @@ async function main() {
   // --baseline: the other checkout's API, on its own port, same database.
   const baselinePort = BASELINE_ROOT ? Number(await freePort()) : null;
   const baselineBase = BASELINE_ROOT ? `http://127.0.0.1:${baselinePort}` : null;
-  let baselineApi = BASELINE_ROOT ? startApi(baselinePort, {}, [], false, BASELINE_ROOT) : null;
+  let baselineApi = BASELINE_ROOT ? startApi(baselinePort, BASELINE_ENV, [], false, BASELINE_ROOT) : null;
   const cleanup = () => {
     api?.kill('SIGKILL');
     baselineApi?.kill('SIGKILL');
@@ -477,7 +488,7 @@ async function main() {
     );
     if (BASELINE_ROOT) {
       lines.push(
-        `Two builds in this run: current (${root}) and baseline (${BASELINE_ROOT}); each window ran on both back to back, the order alternating by round.`,
+        `Two APIs in this run: current (${root}) and baseline (${BASELINE_ROOT}${Object.keys(BASELINE_ENV).length ? `, with ${opts['baseline-env']}` : ''}); each window ran on both back to back, the order alternating by round.`,
       );
     }
     for (const v of variants) {

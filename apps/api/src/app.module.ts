@@ -78,6 +78,7 @@ export class AppModule {
       applicationName: role === 'cli' ? 'outbox-cli' : role,
       databaseUrl: outboxDatabaseUrl(outbox),
       poolSize: role === 'cli' ? 2 : outbox.DATABASE_POOL_SIZE,
+      preparedStatements: outbox.DATABASE_PREPARED_STATEMENTS,
       queues: { redisUrl: outbox.REDIS_URL, prefix: outbox.BULLMQ_PREFIX },
       configs: [{ provide: OUTBOX_CONFIG, useValue: outbox }, ...outboxRoleProviders(role)],
     });
@@ -94,6 +95,7 @@ export class AppModule {
       applicationName: 'api',
       databaseUrl: config.DATABASE_URL,
       poolSize: config.DATABASE_POOL_SIZE,
+      preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
       queues: { redisUrl: config.REDIS_URL, prefix: config.BULLMQ_PREFIX },
       configs: [
         { provide: APP_CONFIG, useValue: config },

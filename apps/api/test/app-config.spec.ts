@@ -8,6 +8,12 @@ describe('loadConfig', () => {
     expect(config.DATABASE_URL).toMatch(/^postgres:\/\/app_user/);
   });
 
+  it('DATABASE_PREPARED_STATEMENTS: on by default, 0 behind a transaction pooler, nothing else', () => {
+    expect(loadConfig({}).DATABASE_PREPARED_STATEMENTS).toBe(true);
+    expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: '0' }).DATABASE_PREPARED_STATEMENTS).toBe(false);
+    expect(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: 'off' })).toThrow(/DATABASE_PREPARED_STATEMENTS/);
+  });
+
   it('reports every bad variable at once', () => {
     let error: unknown;
     try {

@@ -52,6 +52,12 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 export interface DatabaseOptions extends PoolConfig {
   /** Name shown in pg_stat_activity; helps operators tell the process roles apart. */
   applicationName?: string;
+  /**
+   * false: `prepared()` sends its statements unnamed (parsed on every call), for a pooler in
+   * transaction mode that hands each transaction another server connection and cannot keep
+   * named prepared statements (PgBouncer < 1.21). Default true.
+   */
+  preparedStatements?: boolean;
 }
 
 /**
@@ -69,9 +75,11 @@ export class Database {
   readonly pool: Pool;
   private readonly root: NodePgDatabase;
   private readonly storage = new AsyncLocalStorage<TransactionFrame>();
+  private readonly namedStatements: boolean;
 
   constructor(options: DatabaseOptions) {
-    const { applicationName, ...poolConfig } = options;
+    const { applicationName, preparedStatements = true, ...poolConfig } = options;
+    this.namedStatements = preparedStatements;
     // A checkout waits at most 10 s for a free connection: an exhausted pool answers "database
     // unavailable" (503, retryable; a worker's job goes back without an attempt), never a hang.
     this.pool = new Pool({
@@ -180,7 +188,8 @@ export class Database {
   /**
    * A named prepared statement on the ambient transaction's connection (else the pool): parsed
    * and planned once per connection instead of on every call. For the few hottest statements,
-   * written in plain SQL with $n parameters; everything else goes through `executor`.
+   * written in plain SQL with $n parameters; everything else goes through `executor`. Unnamed
+   * (the same text, parsed each time) when the options say the pooler cannot keep them.
    */
   async prepared<R extends Record<string, unknown>>(
     name: string,
@@ -188,7 +197,8 @@ export class Database {
     values: unknown[],
   ): Promise<R[]> {
     const frame = this.frame();
-    const result = await (frame ? frame.client : this.pool).query<R>({ name, text, values });
+    const query = this.namedStatements ? { name, text, values } : { text, values };
+    const result = await (frame ? frame.client : this.pool).query<R>(query);
     return result.rows;
   }
 

@@ -5,7 +5,11 @@
  *                      (e.g. postgres://postgres@127.0.0.1:5432/listing_test)
  *   TEST_REDIS_URL     e.g. redis://127.0.0.1:6379
  *
- * When they are unset, jest's globalSetup starts PostgreSQL and Redis with Testcontainers.
+ *   TEST_POOLER        optional: `pgbouncer` puts Debian's PgBouncer (transaction mode) between
+ *                      the application roles and PostgreSQL for the whole run; the owner and
+ *                      admin connections (fixtures, migrations) stay direct
+ *
+ * When the first two are unset, jest's globalSetup starts PostgreSQL and Redis with Testcontainers.
  * globalSetup publishes what it prepared through the LISTING_TEST_* variables below; jest
  * workers are forked after globalSetup and inherit them.
  */
@@ -14,6 +18,8 @@ export const ENV = {
   redisUrl: 'TEST_REDIS_URL',
   runId: 'LISTING_TEST_RUN_ID',
   template: 'LISTING_TEST_TEMPLATE',
+  pooler: 'TEST_POOLER',
+  poolerPort: 'LISTING_TEST_POOLER_PORT',
 } as const;
 
 export const HOW_TO_PROVIDE = [

@@ -11,6 +11,7 @@ import {
   withCredentials,
 } from '@listing/db';
 import { Redis } from 'ioredis';
+import { startPgBouncer, type RunningPgBouncer } from './pgbouncer';
 import { Client } from 'pg';
 import { ENV, TestEnvironmentError, assertTestDatabaseName } from './environment';
 
@@ -59,6 +60,8 @@ export default async function globalSetup(): Promise<void> {
     await after.end();
   }
   await pingRedis(process.env[ENV.redisUrl]!);
+  const poolerKind = process.env[ENV.pooler];
+  if (poolerKind) await startPooler(adminUrl, poolerKind);
 
   process.env[ENV.runId] = runId;
   process.env[ENV.template] = template;
@@ -133,4 +136,16 @@ async function startContainers(): Promise<void> {
 
 export async function stopContainers(): Promise<void> {
   while (containers.length) await containers.pop()!.stop();
+  await pooler?.stop();
+  pooler = undefined;
+}
+
+let pooler: RunningPgBouncer | undefined;
+
+/** TEST_POOLER=pgbouncer: one PgBouncer for the run; test databases route app roles through it. */
+async function startPooler(adminUrl: string, kind: string): Promise<void> {
+  if (kind !== 'pgbouncer') throw new TestEnvironmentError(`TEST_POOLER=${kind}: only pgbouncer is known`);
+  // Transaction mode with few server connections per (database, role): transactions share them.
+  pooler = await startPgBouncer({ serverUrl: adminUrl, poolSize: 8 });
+  process.env[ENV.poolerPort] = String(pooler.port);
 }

@@ -4,3 +4,4 @@ export * from './fixtures';
 export * from './cuttable-proxy';
 export * from './pg-activity';
 export * from './wait-for';
+export * from './pgbouncer';

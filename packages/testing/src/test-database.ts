@@ -16,6 +16,10 @@ export interface TestDatabase {
   readonly redisUrl: string;
   /** BullMQ prefix unique to this test file, so files never see each other's queues. */
   readonly bullPrefix: string;
+  /** True when appUrl and agentUrl go through the run's pooler (TEST_POOLER). */
+  readonly pooled: boolean;
+  /** What a spawned role's environment adds for this database (the pooler's settings). */
+  readonly processEnv: Record<string, string>;
   drop(): Promise<void>;
 }
 
@@ -41,11 +45,21 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
   } finally {
     await admin.end();
   }
+  const poolerPort = process.env[ENV.poolerPort];
+  const pooled = (url: string) => {
+    if (!poolerPort) return url;
+    const u = new URL(url);
+    u.hostname = '127.0.0.1';
+    u.port = poolerPort;
+    return u.toString();
+  };
   return {
     name,
     adminUrl,
-    appUrl: withCredentials(adminUrl, APP_ROLE, APP_ROLE, name),
-    agentUrl: withCredentials(adminUrl, AGENT_ROLE, AGENT_ROLE, name),
+    appUrl: pooled(withCredentials(adminUrl, APP_ROLE, APP_ROLE, name)),
+    agentUrl: pooled(withCredentials(adminUrl, AGENT_ROLE, AGENT_ROLE, name)),
+    pooled: poolerPort !== undefined,
+    processEnv: poolerPort ? { DATABASE_PREPARED_STATEMENTS: '0' } : {},
     ownerUrl: withCredentials(adminUrl, OWNER_ROLE, OWNER_ROLE, name),
     redisUrl: requireEnv(ENV.redisUrl),
     bullPrefix: `test-${runId}-${suffix}`,
@@ -102,6 +116,7 @@ export function useTestDatabase(options: { poolSize?: number } = {}): TestDataba
       connectionString: info.appUrl,
       max: options.poolSize ?? 10,
       applicationName: 'test',
+      preparedStatements: !info.pooled,
     });
     owner = new Pool({ connectionString: info.ownerUrl, max: 4 });
     // pool.end() resolves before its idle connections are gone; the DROP ... WITH (FORCE) in
@@ -131,6 +146,7 @@ export function useTestDatabase(options: { poolSize?: number } = {}): TestDataba
         connectionString: need(info).agentUrl,
         max: options.poolSize ?? 10,
         applicationName: 'test-agent',
+        preparedStatements: !need(info).pooled,
       });
       return agentDb;
     },

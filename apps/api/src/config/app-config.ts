@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { preparedStatementsSetting } from './database-config';
 import { parseTrustProxy } from './trust-proxy';
 
 // Store credentials at rest (AES-256-GCM): "id:base64-32-bytes,id2:..."; CREDENTIAL_KEY_ID
@@ -42,6 +43,7 @@ const schema = z
     PORT: z.coerce.number().int().min(0).max(65535).default(3000),
     DATABASE_URL: z.url().default('postgres://app_user:app_user@127.0.0.1:5432/listing'),
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
+    DATABASE_PREPARED_STATEMENTS: preparedStatementsSetting,
     REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
     BULLMQ_PREFIX: z.string().min(1).default('bull'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

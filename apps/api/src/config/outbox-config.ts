@@ -1,5 +1,6 @@
 import { AGENT_ROLE, withCredentials } from '@listing/db';
 import { z } from 'zod';
+import { preparedStatementsSetting } from './database-config';
 import { ConfigError } from './app-config';
 
 const int = (min: number, max: number, fallback: number) =>
@@ -21,6 +22,7 @@ const schema = z
      */
     OUTBOX_DATABASE_URL: z.url().optional(),
     DATABASE_POOL_SIZE: int(1, 200, 10),
+    DATABASE_PREPARED_STATEMENTS: preparedStatementsSetting,
     REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
     BULLMQ_PREFIX: z.string().min(1).default('bull'),
 

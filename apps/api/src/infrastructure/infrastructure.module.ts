@@ -23,6 +23,8 @@ export interface InfrastructureOptions {
   readonly applicationName: string;
   readonly databaseUrl: string;
   readonly poolSize: number;
+  /** False behind a pooler that cannot keep named prepared statements (DATABASE_PREPARED_STATEMENTS). */
+  readonly preparedStatements: boolean;
   readonly queues: QueueSettings;
   /** The role's parsed configuration objects (APP_CONFIG, OUTBOX_CONFIG, ...), as value providers. */
   readonly configs: Provider[];
@@ -49,6 +51,7 @@ export class InfrastructureModule implements OnApplicationShutdown {
               connectionString: options.databaseUrl,
               max: options.poolSize,
               applicationName: options.applicationName,
+              preparedStatements: options.preparedStatements,
             }),
         },
         {

@@ -71,6 +71,7 @@ export function roleEnv(t: TestDatabaseHandle, extra: Record<string, string | un
     OUTBOX_TEST_JOBS: '1',
     OUTBOX_POLL_INTERVAL_MS: '200',
     OUTBOX_HANDLER_BACKOFF_MS: '50',
+    ...t.info.processEnv,
     ...extra,
   };
 }

@@ -18,6 +18,7 @@ export function apiEnv(
     BULLMQ_PREFIX: db.bullPrefix,
     LOG_LEVEL: 'silent',
     AUTH_SCRYPT_LOG_N: '10',
+    ...db.processEnv,
     ...overrides,
   };
   return Object.fromEntries(

@@ -5,3 +5,4 @@ export * from './cuttable-proxy';
 export * from './pg-activity';
 export * from './wait-for';
 export * from './pgbouncer';
+export * from './commit-cutting-proxy';

@@ -10,7 +10,7 @@ export class CuttableProxy {
 
   constructor(
     readonly port: number,
-    private readonly target: { host: string; port: number },
+    private target: { host: string; port: number },
   ) {}
 
   async open(): Promise<void> {
@@ -38,6 +38,16 @@ export class CuttableProxy {
     this.server = null;
     for (const s of this.sockets) s.destroy();
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /**
+   * Points new connections at another server and drops the established ones, like a virtual IP
+   * moving to a promoted replica. Opens the proxy again if it was cut.
+   */
+  async retarget(target: { host: string; port: number }): Promise<void> {
+    await this.cut();
+    this.target = target;
+    await this.open();
   }
 
   /** `url` with its host and port replaced by the proxy's. */

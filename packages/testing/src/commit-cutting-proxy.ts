@@ -1,4 +1,5 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { viaLocalPort } from './cuttable-proxy';
 
 /**
  * Where a commit is cut: `before-commit` drops the connection instead of forwarding the COMMIT
@@ -51,10 +52,7 @@ export class CommitCuttingProxy {
   }
 
   urlThrough(url: string): string {
-    const u = new URL(url);
-    u.hostname = '127.0.0.1';
-    u.port = String(this.port);
-    return u.toString();
+    return viaLocalPort(url, this.port);
   }
 
   async close(): Promise<void> {

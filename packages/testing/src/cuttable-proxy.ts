@@ -52,11 +52,16 @@ export class CuttableProxy {
 
   /** `url` with its host and port replaced by the proxy's. */
   urlThrough(url: string): string {
-    const u = new URL(url);
-    u.hostname = '127.0.0.1';
-    u.port = String(this.port);
-    return u.toString();
+    return viaLocalPort(url, this.port);
   }
+}
+
+/** `url` with its host and port replaced by 127.0.0.1:`port` (a proxy or pooler in front). */
+export function viaLocalPort(url: string, port: number | string): string {
+  const u = new URL(url);
+  u.hostname = '127.0.0.1';
+  u.port = String(port);
+  return u.toString();
 }
 
 /** A free TCP port on 127.0.0.1 (closed again before it is returned). */

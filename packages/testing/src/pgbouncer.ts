@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AGENT_ROLE, APP_ROLE, OWNER_ROLE } from '@listing/db';
 import { Client } from 'pg';
+import { freeTcpPort, viaLocalPort } from './cuttable-proxy';
 
 export interface PgBouncerOptions {
   /** The PostgreSQL server behind it (host and port of this URL). */
@@ -38,7 +39,7 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<Running
     );
   }
   const server = new URL(options.serverUrl);
-  const port = await freePort();
+  const port = await freeTcpPort();
   const dir = mkdtempSync(path.join(tmpdir(), 'pgbouncer-'));
   chmodSync(dir, 0o755);
   const users = [APP_ROLE, AGENT_ROLE, OWNER_ROLE, 'pgbouncer'];
@@ -74,12 +75,7 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<Running
   let stderr = '';
   // Its log goes to stderr (no logfile: the directory may not be writable by `postgres`).
   child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-20_000)));
-  const via = (url: string) => {
-    const u = new URL(url);
-    u.hostname = '127.0.0.1';
-    u.port = String(port);
-    return u.toString();
-  };
+  const via = (url: string) => viaLocalPort(url, port);
   const admin = via(`postgres://pgbouncer:pgbouncer@127.0.0.1/pgbouncer`);
   await waitForPort(port, child, () => stderr);
   return {
@@ -104,17 +100,6 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<Running
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitForPort(port: number, child: ChildProcess, stderr: () => string): Promise<void> {

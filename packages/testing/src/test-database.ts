@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { AGENT_ROLE, APP_ROLE, Database, OWNER_ROLE, databaseName, withCredentials } from '@listing/db';
 import { Client, Pool } from 'pg';
+import { viaLocalPort } from './cuttable-proxy';
 import { ENV, assertTestDatabaseName, requireEnv } from './environment';
 
 export interface TestDatabase {
@@ -46,13 +47,7 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
     await admin.end();
   }
   const poolerPort = process.env[ENV.poolerPort];
-  const pooled = (url: string) => {
-    if (!poolerPort) return url;
-    const u = new URL(url);
-    u.hostname = '127.0.0.1';
-    u.port = poolerPort;
-    return u.toString();
-  };
+  const pooled = (url: string) => (poolerPort ? viaLocalPort(url, poolerPort) : url);
   return {
     name,
     adminUrl,

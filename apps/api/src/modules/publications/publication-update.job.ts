@@ -128,7 +128,7 @@ export class PublicationUpdateJob implements RemoteStep<Payload, Plan, Updated, 
         actor: 'system',
         metadata: { updateId: update.id, operationId },
       });
-      await this.handOff(update.publication_id);
+      await this.handOff(update.publication_id, update.revision);
     }
     await this.operations.succeeded(operationId);
     return { outcome: 'applied', revision: update.revision };
@@ -150,7 +150,7 @@ export class PublicationUpdateJob implements RemoteStep<Payload, Plan, Updated, 
   async fail({ updateId, operationId }: Payload, { failure, plan, error }: StepFailureContext<Plan>) {
     const live = await this.lockPublicationOf(updateId);
     const update = live && (await this.updates.findRow(updateId, { lock: true }));
-    if (!update) return { outcome: 'skipped' };
+    if (!live || !update) return { outcome: 'skipped' };
     const mayHaveApplied = plan
       ? plan.sentBefore || !(error instanceof PlatformRejectedError)
       : update.status === 'sending';
@@ -160,7 +160,7 @@ export class PublicationUpdateJob implements RemoteStep<Payload, Plan, Updated, 
       operationId,
       unknown ? PUBLICATION_FAILURES.PUBLICATION_UPDATE_OUTCOME_UNKNOWN : failure,
     );
-    await this.freeSlot(update);
+    await this.freeSlot(update, live.live_revision ?? 0);
     return { outcome: `${unknown ? 'outcome_unknown' : 'failed'}:${failure.code}` };
   }
 
@@ -169,7 +169,7 @@ export class PublicationUpdateJob implements RemoteStep<Payload, Plan, Updated, 
   async abandoned(payload: Payload): Promise<void> {
     const live = await this.lockPublicationOf(payload.updateId);
     const update = live && (await this.updates.findRow(payload.updateId, { lock: true }));
-    if (!update || !(await this.operations.lockOpen(payload.operationId))) return;
+    if (!live || !update || !(await this.operations.lockOpen(payload.operationId))) return;
     const settled = await this.updates.settleAbandoned(
       payload.updateId,
       OPERATION_FAILURES.TASK_ABANDONED.code,
@@ -180,7 +180,7 @@ export class PublicationUpdateJob implements RemoteStep<Payload, Plan, Updated, 
         ? PUBLICATION_FAILURES.PUBLICATION_UPDATE_OUTCOME_UNKNOWN
         : OPERATION_FAILURES.TASK_ABANDONED,
     );
-    await this.freeSlot(update);
+    await this.freeSlot(update, live.live_revision ?? 0);
   }
 
   /** The publication of an update, locked: the lock every decision on its updates is made under. */
@@ -189,21 +189,20 @@ export class PublicationUpdateJob implements RemoteStep<Payload, Plan, Updated, 
     return peek && this.publications.lockLive(peek.publication_id);
   }
 
-  /** Frees the product's slot if this update held it, and hands it on. */
-  private async freeSlot(update: PublicationUpdateRow): Promise<void> {
+  /** Frees the product's slot if this update held it, and hands it on (live is unchanged). */
+  private async freeSlot(update: PublicationUpdateRow, liveRevision: number): Promise<void> {
     if (await this.publications.releaseSendingSlot(update.publication_id, update.revision)) {
-      await this.handOff(update.publication_id);
+      await this.handOff(update.publication_id, liveRevision);
     }
   }
 
   /**
-   * The slot is free (in this transaction, under the publication's lock): waiting updates that
-   * are no longer the newest end as superseded; the newest waiting one gets an event of its own.
+   * The slot is free (in this transaction, under the publication's lock, taken by the caller):
+   * waiting updates that are no longer the newest end as superseded; the newest waiting one gets
+   * an event of its own.
    */
-  private async handOff(publicationId: string): Promise<void> {
-    const live = await this.publications.lockLive(publicationId);
-    if (!live?.live_revision) return;
-    const { superseded, next } = await this.updates.settleWaiting(publicationId, live.live_revision);
+  private async handOff(publicationId: string, liveRevision: number): Promise<void> {
+    const { superseded, next } = await this.updates.settleWaiting(publicationId, liveRevision);
     for (const operationId of superseded) {
       await this.operations.failed(operationId, PUBLICATION_FAILURES.PUBLICATION_UPDATE_SUPERSEDED);
     }

@@ -1,6 +1,7 @@
 import { type DynamicModule, Module, type Provider, type Type } from '@nestjs/common';
 import { APP_CONFIG, loadPlatformConfig, PLATFORM_CONFIG, type AppConfig } from './config/app-config';
 import { OUTBOX_CONFIG, outboxDatabaseUrl, type OutboxConfig } from './config/outbox-config';
+import { redisTarget } from './config/redis-config';
 import { InfrastructureModule } from './infrastructure/infrastructure.module';
 import { AiTasksHttpModule } from './modules/ai-tasks/ai-tasks-http.module';
 import { AiTasksModule } from './modules/ai-tasks/ai-tasks.module';
@@ -79,7 +80,7 @@ export class AppModule {
       databaseUrl: outboxDatabaseUrl(outbox),
       poolSize: role === 'cli' ? 2 : outbox.DATABASE_POOL_SIZE,
       preparedStatements: outbox.DATABASE_PREPARED_STATEMENTS,
-      queues: { redisUrl: outbox.REDIS_URL, prefix: outbox.BULLMQ_PREFIX },
+      queues: { redis: redisTarget(outbox), prefix: outbox.BULLMQ_PREFIX },
       configs: [{ provide: OUTBOX_CONFIG, useValue: outbox }, ...outboxRoleProviders(role)],
     });
     const roleModules: Record<Exclude<ProcessRole, 'api'>, Type[]> = {
@@ -96,7 +97,7 @@ export class AppModule {
       databaseUrl: config.DATABASE_URL,
       poolSize: config.DATABASE_POOL_SIZE,
       preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
-      queues: { redisUrl: config.REDIS_URL, prefix: config.BULLMQ_PREFIX },
+      queues: { redis: redisTarget(config), prefix: config.BULLMQ_PREFIX },
       configs: [
         { provide: APP_CONFIG, useValue: config },
         { provide: PLATFORM_CONFIG, useValue: config },

@@ -14,6 +14,11 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: 'off' })).toThrow(/DATABASE_PREPARED_STATEMENTS/);
   });
 
+  it('REDIS_CLUSTER=1: the API refuses a BULLMQ_PREFIX without a hash tag (its nudges and limits share it)', () => {
+    expect(() => loadConfig({ REDIS_CLUSTER: '1' })).toThrow(/BULLMQ_PREFIX: .*no hash tag/);
+    expect(loadConfig({ REDIS_CLUSTER: '1', BULLMQ_PREFIX: 'prod-{listing}' }).REDIS_CLUSTER).toBe(true);
+  });
+
   it('reports every bad variable at once', () => {
     let error: unknown;
     try {

@@ -52,6 +52,24 @@ describe('loadOutboxConfig', () => {
       expect(text).toContain(v);
   });
 
+  it('on a Redis Cluster, refuses a prefix without a hash tag and a database other than 0', () => {
+    const text = problems({
+      REDIS_CLUSTER: '1',
+      BULLMQ_PREFIX: 'bull',
+      REDIS_URL: 'redis://10.0.0.1:7000/2',
+    });
+    expect(text).toMatch(/BULLMQ_PREFIX: .*no hash tag.*"\{bull\}"/);
+    expect(text).toMatch(/REDIS_URL: a Redis Cluster has only database 0/);
+    expect(loadOutboxConfig({ REDIS_CLUSTER: '1', BULLMQ_PREFIX: '{listing}' })).toMatchObject({
+      REDIS_CLUSTER: true,
+      BULLMQ_PREFIX: '{listing}',
+    });
+    expect(loadOutboxConfig({ BULLMQ_PREFIX: 'bull' }).REDIS_CLUSTER).toBe(false);
+    // The tag must be non-empty and closed inside the prefix (Redis hashes the first {…} only).
+    expect(problems({ REDIS_CLUSTER: '1', BULLMQ_PREFIX: '{}listing' })).toMatch(/BULLMQ_PREFIX/);
+    expect(problems({ REDIS_CLUSTER: '1', BULLMQ_PREFIX: 'listing{' })).toMatch(/BULLMQ_PREFIX/);
+  });
+
   it('allows the test switches under NODE_ENV=test only', () => {
     expect(
       loadOutboxConfig({ NODE_ENV: 'test', OUTBOX_TEST_JOBS: '1', OUTBOX_FAULTS_ENABLED: '1' })

@@ -1,16 +1,16 @@
 import type { Database } from '@listing/db';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection';
 import { groupBy } from './group-by';
 import { silentLogger, type OutboxLogger } from './outbox-logger';
 import { UUID_RE } from './outbox-event';
 import { OutboxRepository, type StrandedEvent } from './outbox.repository';
 import { redactError, redactText } from './redaction';
-import { redisClockMs } from './redis-options';
+import { redisClockMs } from './redis-connection';
 
 export interface FailedJobSweepOptions {
   readonly db: Database;
   /** A connection of the sweep's own (the owner closes it). */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly prefix: string;
   readonly queues: readonly string[];
   /** Failed jobs looked up per round trip. */
@@ -55,7 +55,7 @@ export class FailedJobSweep {
     let deadLettered = 0;
     for (const queue of this.options.queues) {
       const redis = this.options.redis;
-      const startedAt = await redisClockMs(redis); // one clock for every worker's marks
+      const startedAt = await redisClockMs(redis, this.sweptUntilKey(queue)); // one clock for every worker's marks
       const until = Number(await redis.get(this.sweptUntilKey(queue))) || 0;
       const swept = await this.sweepQueue(queue, until ? until - CLOCK_MARGIN_MS : 0);
       if (!swept) return deadLettered; // stopped

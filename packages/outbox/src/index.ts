@@ -20,6 +20,7 @@ export * from './payload-guard';
 export * from './queue-producer';
 export * from './redaction';
 export * from './remote-step';
+export * from './redis-connection';
 export * from './redis-options';
 export * from './redis-unavailable';
 export * from './retention.repository';

@@ -3,7 +3,7 @@ import { groupBy } from './group-by';
 import { silentLogger, type OutboxLogger } from './outbox-logger';
 import { OutboxRepository, type DispatchedEvent, type DispatchedRef } from './outbox.repository';
 import type { QueueProducer } from './queue-producer';
-import { redisClockMs } from './redis-options';
+import { redisClockMs } from './redis-connection';
 
 export interface LostJobRecoveryOptions {
   readonly db: Database;
@@ -117,7 +117,7 @@ export class LostJobRecovery {
     const marker = parseMarker(await redis.get(this.runKey));
     if (marker?.runId === runId && marker.secondSweepFrom === null) return null;
     const second = marker?.runId === runId ? marker.secondSweepFrom : null;
-    const now = await redisClockMs(redis); // every dispatcher reads the same clock for the marker
+    const now = await redisClockMs(redis, this.runKey); // every dispatcher reads the same clock for the marker
     // A mark may come up to a lease, plus the reclaim that ends it, after its claim.
     if (second !== null && now - second < 2 * this.options.leaseMs + this.settleMarginMs) return null;
     if ((await redis.set(this.lockKey, this.options.owner, 'PX', this.lockTtlMs, 'NX')) !== 'OK') return null;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection';
 import { UUID_RE } from './outbox-event';
 import type { OutboxLogger } from './outbox-logger';
 import { silentLogger } from './outbox-logger';
@@ -9,7 +9,7 @@ import { silentLogger } from './outbox-logger';
  */
 export class NudgeSubscriber {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     readonly channel: string,
     private readonly logger: OutboxLogger = silentLogger,
   ) {}

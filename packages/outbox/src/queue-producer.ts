@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection';
 import type { ClaimedEvent, OutboxJobData } from './outbox-event';
 import { traceOutboxSend, type SendTrace } from './trace-context';
 
@@ -33,7 +33,7 @@ export class QueueProducer {
   private readonly queues = new Map<string, Queue>();
 
   constructor(
-    private readonly connection: Redis,
+    private readonly connection: RedisClient,
     private readonly prefix: string,
     private readonly retention: JobRetentionOptions = DEFAULT_JOB_RETENTION,
   ) {}
@@ -137,15 +137,24 @@ export class QueueProducer {
     });
   }
 
-  /** The Redis server's run id: a new one after every restart, and another server's on failover. */
+  /**
+   * The run id of the Redis server holding this prefix's keys: a new one after every restart, and
+   * another server's on failover. Asked through a script declaring one of those keys, so that a
+   * cluster routes it to that slot's master rather than to any node.
+   */
   async redisRunId(): Promise<string> {
-    const runId = /^run_id:(\w+)/m.exec(await this.connection.info('server'))?.[1];
+    const info = (await this.connection.eval(
+      "return redis.call('INFO', 'server')",
+      1,
+      `${this.prefix}:outbox:run-id`,
+    )) as string;
+    const runId = /^run_id:(\w+)/m.exec(info)?.[1];
     if (!runId) throw new Error('Redis INFO server has no run_id');
     return runId;
   }
 
   /** The connection and key prefix, for the outbox's own keys beside BullMQ's. */
-  get redis(): Redis {
+  get redis(): RedisClient {
     return this.connection;
   }
 

@@ -1,14 +1,5 @@
 import { isDatabaseUnavailable, type Database } from '@listing/db';
-import {
-  DelayedError,
-  Queue,
-  RateLimitError,
-  UnrecoverableError,
-  Worker,
-  type ConnectionOptions,
-  type Job,
-} from 'bullmq';
-import { Redis, type RedisOptions } from 'ioredis';
+import { DelayedError, Queue, RateLimitError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { z } from 'zod';
 import { DeadLetterReactor } from './dead-letter-reactor';
 import { FailedJobSweep } from './failed-job-sweep';
@@ -19,14 +10,15 @@ import { UUID_RE } from './outbox-event';
 import { silentLogger, type OutboxLogger } from './outbox-logger';
 import type { OutboxFaults } from './outbox-faults';
 import { OutboxRepository } from './outbox.repository';
+import { connectBullmqRedis, connectRedis, type RedisClient, type RedisTarget } from './redis-connection';
 import { describedError, redactError, redactText } from './redaction';
 import { traceOutboxProcess } from './trace-context';
 
 export interface WorkerRuntimeOptions {
   readonly db: Database;
   readonly registry: JobRegistry;
-  /** Connection options (not a client): each BullMQ Worker opens and closes its own connections. */
-  readonly connection: RedisOptions;
+  /** Where Redis is: the runtime opens (and closes) one connection per Worker and Queue it makes. */
+  readonly redis: RedisTarget;
   readonly prefix: string;
   /** Jobs processed at once per queue. */
   readonly concurrency?: number;
@@ -102,6 +94,8 @@ export class OutboxWorkerRuntime {
   private readonly workers: Worker[] = [];
   /** Per queue, for pausing it (Queue.rateLimit) while the database is unreachable. */
   private readonly queues = new Map<string, Queue>();
+  /** The connections given to the Workers and Queues: BullMQ does not close what it was given. */
+  private readonly connections = new Set<RedisClient>();
   private readonly inbox: InboxRepository;
   private readonly outbox: OutboxRepository;
   private readonly logger: OutboxLogger;
@@ -110,7 +104,7 @@ export class OutboxWorkerRuntime {
   private stopped = false;
   private sweep: {
     readonly sweeper: FailedJobSweep;
-    readonly redis: Redis;
+    readonly redis: RedisClient;
     timer: NodeJS.Timeout | null;
   } | null = null;
   private sweepRun: Promise<void> | null = null;
@@ -168,7 +162,7 @@ export class OutboxWorkerRuntime {
   private startFailedSweep(queues: readonly string[]): void {
     const every = this.options.failedSweepIntervalMs ?? 60_000;
     if (!every) return;
-    const redis = new Redis({ ...this.options.connection, maxRetriesPerRequest: 1 });
+    const redis = connectRedis(this.options.redis, { maxRetriesPerRequest: 1 });
     redis.on('error', () => undefined); // the workers report Redis trouble
     const sweeper = new FailedJobSweep({
       db: this.options.db,
@@ -278,6 +272,7 @@ export class OutboxWorkerRuntime {
     await Promise.all(this.workers.map((w) => w.close(true)));
     this.workers.length = 0;
     await this.closeQueues();
+    this.closeConnections();
   }
 
   /** Finishes the active jobs, then closes the connections. */
@@ -288,11 +283,21 @@ export class OutboxWorkerRuntime {
     await Promise.all(this.workers.map((w) => w.close()));
     this.workers.length = 0;
     await this.closeQueues();
+    this.closeConnections();
   }
 
-  /** BullMQ needs maxRetriesPerRequest null on the connections it blocks on. */
-  private bullConnection(): ConnectionOptions {
-    return { ...this.options.connection, maxRetriesPerRequest: null } as ConnectionOptions;
+  /** A new connection for one Worker or Queue (BullMQ duplicates it for its blocking reads). */
+  private bullConnection(): RedisClient {
+    const connection = connectBullmqRedis(this.options.redis);
+    connection.on('error', () => undefined); // the Worker's own 'error' events report Redis trouble
+    this.connections.add(connection);
+    return connection;
+  }
+
+  /** After the Workers and Queues closed (their last commands answered): nothing is in flight. */
+  private closeConnections(): void {
+    for (const connection of this.connections) connection.disconnect();
+    this.connections.clear();
   }
 
   private async closeQueues(): Promise<void> {

@@ -1,5 +1,4 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { seedWorkspace, useTestDatabase } from '@listing/testing';
 import {
   backoffBounds,
@@ -8,6 +7,7 @@ import {
   type BatchReport,
   type BackoffPolicy,
   type ClaimedEvent,
+  type RedisClient,
 } from '../src';
 import { connectedRedis, insertEvents, statusCounts, waitFor } from './helpers';
 
@@ -74,11 +74,11 @@ async function refuse(queue: string): Promise<void> {
 }
 
 describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   let producer: BrokenQueueProducer;
 
   beforeAll(async () => {
-    redis = await connectedRedis(t.info.redisUrl);
+    redis = await connectedRedis(t.info.redis);
     producer = new BrokenQueueProducer(redis, t.info.bullPrefix);
   });
   afterAll(async () => {

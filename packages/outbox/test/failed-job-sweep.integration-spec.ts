@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { seedWorkspace, useTestDatabase } from '@listing/testing';
 import { z } from 'zod';
 import {
-  bullmqConnection,
+  connectBullmqRedis,
   defineJob,
   FailedJobSweep,
   JobRegistry,
   OutboxDispatcher,
   OutboxWorkerRuntime,
   QueueProducer,
-  redisOptionsFromUrl,
+  type RedisClient,
 } from '../src';
 import { connectedRedis, insertEvents, waitFor } from './helpers';
 
@@ -23,13 +22,13 @@ const t = useTestDatabase();
  * it stops between BullMQ failing a stalled job and its dead-letter write.
  */
 describe('FailedJobSweep (real PostgreSQL and Redis)', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   let producer: QueueProducer;
   let prefix: string;
   let n = 0;
 
   beforeAll(async () => {
-    redis = await connectedRedis(t.info.redisUrl);
+    redis = await connectedRedis(t.info.redis);
   });
   afterAll(async () => {
     await redis.quit();
@@ -53,17 +52,19 @@ describe('FailedJobSweep (real PostgreSQL and Redis)', () => {
    */
   async function dispatchAndFail(queue: string, count: number): Promise<void> {
     await new OutboxDispatcher({ db: t.agentDb, producer }).drain();
+    const connection = connectBullmqRedis(t.info.redis);
     const worker = new Worker(
       queue,
       async () => {
         throw new Error('vendor said no: token=s3cr3t-t0ken-value');
       },
-      { connection: bullmqConnection(t.info.redisUrl), prefix },
+      { connection, prefix },
     );
     const q = new Queue(queue, { connection: redis, prefix });
     await waitFor(`${count} jobs failed`, async () => (await q.getJobCountByTypes('failed')) === count);
     await q.close();
     await worker.close();
+    connection.disconnect();
   }
 
   const statuses = async (ids: readonly string[]) =>
@@ -164,7 +165,7 @@ describe('FailedJobSweep (real PostgreSQL and Redis)', () => {
     const runtime = new OutboxWorkerRuntime({
       db: t.agentDb,
       registry: new JobRegistry().handle(job, async () => null),
-      connection: redisOptionsFromUrl(t.info.redisUrl),
+      redis: t.info.redis,
       prefix,
       failedSweepIntervalMs: 100,
     });

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import type { Database } from '@listing/db';
 import { waitFor } from '@listing/testing';
 import {
   JobRegistry,
   OutboxWorkerRuntime,
-  producerRedisOptions,
+  connectProducerRedis,
   type JobDefinition,
+  type RedisClient,
+  type RedisTarget,
   type WorkerRuntimeOptions,
 } from '../src';
 
@@ -35,9 +36,9 @@ export async function statusCounts(owner: Pool): Promise<Record<string, number>>
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
-/** A producer-style ioredis client that is connected when returned. */
-export async function connectedRedis(url: string): Promise<Redis> {
-  const redis = new Redis(producerRedisOptions(url));
+/** A producer-style client (one server or a cluster, as the run's Redis) connected when returned. */
+export async function connectedRedis(target: RedisTarget): Promise<RedisClient> {
+  const redis = connectProducerRedis(target);
   await new Promise<void>((resolve, reject) => {
     redis.once('ready', () => resolve());
     redis.once('error', reject);

@@ -1,7 +1,6 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { seedWorkspace, useTestDatabase } from '@listing/testing';
-import { LostJobRecovery, OutboxDispatcher, QueueProducer } from '../src';
+import { LostJobRecovery, OutboxDispatcher, QueueProducer, keyspaceNodes, type RedisClient } from '../src';
 import { connectedRedis, insertEvents, statusCounts, waitFor } from './helpers';
 
 const t = useTestDatabase();
@@ -14,13 +13,13 @@ const t = useTestDatabase();
  * real, under a prefix of its own, and a real producer, dispatcher and database take it from there.
  */
 describe('LostJobRecovery (real PostgreSQL and Redis)', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   let n = 0;
   let prefix: string;
   let producer: QueueProducer;
 
   beforeAll(async () => {
-    redis = await connectedRedis(t.info.redisUrl);
+    redis = await connectedRedis(t.info.redis);
   });
   afterAll(async () => {
     await redis.quit();
@@ -61,8 +60,9 @@ describe('LostJobRecovery (real PostgreSQL and Redis)', () => {
    */
   async function loseEverything(): Promise<void> {
     const keys: string[] = [];
-    for await (const batch of redis.scanStream({ match: `${prefix}:*`, count: 1000 }))
-      keys.push(...(batch as string[]));
+    for (const node of keyspaceNodes(redis))
+      for await (const batch of node.scanStream({ match: `${prefix}:*`, count: 1000 }))
+        keys.push(...(batch as string[]));
     if (keys.length) await redis.del(...keys);
   }
 
@@ -74,7 +74,17 @@ describe('LostJobRecovery (real PostgreSQL and Redis)', () => {
   }
 
   const runKey = () => `${prefix}:outbox:swept-redis-run`;
-  const currentRunId = async () => /^run_id:(\w+)/m.exec(await redis.info('server'))![1]!;
+  /** The run id of the server holding the prefix's keys (on a cluster, the one not answering MOVED). */
+  const currentRunId = async () => {
+    for (const node of keyspaceNodes(redis)) {
+      const holds = await node.get(runKey()).then(
+        () => true,
+        (error: Error) => (/^MOVED/.test(error.message) ? false : Promise.reject(error)),
+      );
+      if (holds) return /^run_id:(\w+)/m.exec(await node.info('server'))![1]!;
+    }
+    throw new Error(`no server holds ${runKey()}`);
+  };
 
   it('after Redis lost everything, every event dispatched within the window goes back to pending (no attempt counted) and is delivered again', async () => {
     const a = await seedWorkspace(t.owner);

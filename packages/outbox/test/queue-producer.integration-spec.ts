@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { useTestDatabase } from '@listing/testing';
-import { QueueProducer, type ClaimedEvent } from '../src';
+import { QueueProducer, type ClaimedEvent, type RedisClient } from '../src';
 import { connectedRedis } from './helpers';
 
 const t = useTestDatabase();
@@ -24,12 +23,12 @@ function event(overrides: Partial<ClaimedEvent> = {}): ClaimedEvent {
 
 /** A few events go as plain adds, many through BullMQ's addBulk: both must give the same job. */
 describe('QueueProducer', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   let producer: QueueProducer;
   let queue: Queue;
 
   beforeAll(async () => {
-    redis = await connectedRedis(t.info.redisUrl);
+    redis = await connectedRedis(t.info.redis);
     producer = new QueueProducer(redis, t.info.bullPrefix, {
       completedAgeSec: 600,
       failedAgeSec: 3600,

@@ -160,7 +160,7 @@ describe('outbox events under row-level security, as app_user and as outbox_agen
     expect(rows.map((r) => r.outbox_due_workspaces).sort()).toEqual([a, b].sort());
 
     // An engine whose withWorkspace is sabotaged (no binding) claims nothing at all.
-    const redis = await connectedRedis(t.info.redisUrl);
+    const redis = await connectedRedis(t.info.redis);
     const producer = new QueueProducer(redis, t.info.bullPrefix);
     const unbound = Object.create(t.agentDb) as typeof t.agentDb;
     unbound.withWorkspace = (_ws: string, fn: () => Promise<unknown>) => t.agentDb.transaction(fn) as never;

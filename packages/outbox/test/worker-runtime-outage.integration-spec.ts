@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { Database, sql } from '@listing/db';
 import { CuttableProxy, freeTcpPort, seedWorkspace, useTestDatabase } from '@listing/testing';
 import { z } from 'zod';
@@ -11,8 +10,8 @@ import {
   OutboxHandler,
   OutboxWorkerRuntime,
   QueueProducer,
-  redisOptionsFromUrl,
   type OutboxLogger,
+  type RedisClient,
 } from '../src';
 import { connectedRedis, createCounterTable, stallJob, waitFor } from './helpers';
 
@@ -94,7 +93,7 @@ class CountHandlers {
 describe('worker runtime while PostgreSQL is unreachable', () => {
   let proxy: CuttableProxy;
   let workerDb: Database;
-  let redis: Redis;
+  let redis: RedisClient;
   let producer: QueueProducer;
   let runtime: OutboxWorkerRuntime;
   let handlers: CountHandlers;
@@ -111,7 +110,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
     });
     await proxy.open();
     workerDb = new Database({ connectionString: proxy.urlThrough(t.info.agentUrl), max: 4 });
-    redis = await connectedRedis(t.info.redisUrl);
+    redis = await connectedRedis(t.info.redis);
     producer = new QueueProducer(redis, t.info.bullPrefix, {
       completedAgeSec: 3600,
       failedAgeSec: 3600,
@@ -120,7 +119,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
     runtime = new OutboxWorkerRuntime({
       db: workerDb,
       registry: new JobRegistry().registerHandlers((handlers = new CountHandlers(workerDb))),
-      connection: redisOptionsFromUrl(t.info.redisUrl),
+      redis: t.info.redis,
       prefix: t.info.bullPrefix,
       concurrency: 2,
       databaseRetryMs: 200,
@@ -211,7 +210,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
   async function strandStalledJob(queueName: string) {
     const stuckJob = defineJob({ name: `${queueName}.job`, queue: queueName, schema: z.object({}) });
     const options = {
-      connection: redisOptionsFromUrl(t.info.redisUrl),
+      redis: t.info.redis,
       prefix: t.info.bullPrefix,
       lockDurationMs: 500,
       stalledIntervalMs: 300,

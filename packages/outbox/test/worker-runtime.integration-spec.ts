@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { sql } from '@listing/db';
 import { seedWorkspace, useTestDatabase } from '@listing/testing';
 import { z } from 'zod';
@@ -11,8 +10,9 @@ import {
   OutboxHandler,
   OutboxWorkerRuntime,
   QueueProducer,
-  redisOptionsFromUrl,
   type JobContext,
+  type RedisClient,
+  connectBullmqRedis,
 } from '../src';
 import { connectedRedis, createCounterTable, stallJob, waitFor } from './helpers';
 
@@ -76,7 +76,7 @@ class OutsideHandlers {
 }
 
 describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   let producer: QueueProducer;
   let runtime: OutboxWorkerRuntime;
   let handlers: CounterHandlers;
@@ -84,11 +84,12 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
   let queue: Queue;
   let events: QueueEvents;
   let ws: string;
+  let eventsRedis: RedisClient;
 
   beforeAll(async () => {
     await createCounterTable(t.owner, 'runtime_counters');
     ws = (await seedWorkspace(t.owner)).workspaceId;
-    redis = await connectedRedis(t.info.redisUrl);
+    redis = await connectedRedis(t.info.redis);
     producer = new QueueProducer(redis, t.info.bullPrefix, {
       completedAgeSec: 3600,
       failedAgeSec: 3600,
@@ -100,14 +101,14 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
     runtime = new OutboxWorkerRuntime({
       db: t.agentDb,
       registry,
-      connection: redisOptionsFromUrl(t.info.redisUrl),
+      redis: t.info.redis,
       prefix: t.info.bullPrefix,
       concurrency: 4,
     });
     await runtime.start();
     queue = new Queue(QUEUE, { connection: redis, prefix: t.info.bullPrefix });
     events = new QueueEvents(QUEUE, {
-      connection: redisOptionsFromUrl(t.info.redisUrl) as never,
+      connection: (eventsRedis = connectBullmqRedis(t.info.redis)),
       prefix: t.info.bullPrefix,
     });
     await events.waitUntilReady();
@@ -115,6 +116,7 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
   afterAll(async () => {
     await runtime.close();
     await events.close();
+    eventsRedis.disconnect();
     await queue.close();
     await producer.close();
     await redis.quit();
@@ -202,7 +204,7 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
     const local = new OutboxWorkerRuntime({
       db: t.agentDb,
       registry,
-      connection: redisOptionsFromUrl(t.info.redisUrl),
+      redis: t.info.redis,
       prefix: t.info.bullPrefix,
       queues: [],
     });
@@ -285,7 +287,7 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
     const local = new OutboxWorkerRuntime({
       db: t.agentDb,
       registry: new JobRegistry().handle(job, handler),
-      connection: redisOptionsFromUrl(t.info.redisUrl),
+      redis: t.info.redis,
       prefix: t.info.bullPrefix,
     });
     await local.start();
@@ -354,7 +356,7 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
       maxAttempts: 5,
     });
     const options = {
-      connection: redisOptionsFromUrl(t.info.redisUrl),
+      redis: t.info.redis,
       prefix: t.info.bullPrefix,
       lockDurationMs: 500,
       stalledIntervalMs: 300,

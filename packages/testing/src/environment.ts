@@ -8,6 +8,9 @@
  *   TEST_POOLER        optional: `pgbouncer` puts Debian's PgBouncer (transaction mode) between
  *                      the application roles and PostgreSQL for the whole run; the owner and
  *                      admin connections (fixtures, migrations) stay direct
+ *   TEST_REDIS_CLUSTER optional: `1` starts a Redis Cluster of 3 masters (redis-server on loopback
+ *                      ports) for the run; test files and the roles they spawn use it instead of
+ *                      TEST_REDIS_URL, with a hash-tagged BullMQ prefix (REDIS_CLUSTER=1)
  *
  * When the first two are unset, jest's globalSetup starts PostgreSQL and Redis with Testcontainers.
  * globalSetup publishes what it prepared through the LISTING_TEST_* variables below; jest
@@ -20,6 +23,8 @@ export const ENV = {
   template: 'LISTING_TEST_TEMPLATE',
   pooler: 'TEST_POOLER',
   poolerPort: 'LISTING_TEST_POOLER_PORT',
+  redisCluster: 'TEST_REDIS_CLUSTER',
+  redisClusterUrl: 'LISTING_TEST_REDIS_CLUSTER_URL',
 } as const;
 
 export const HOW_TO_PROVIDE = [

@@ -12,6 +12,7 @@ import {
 } from '@listing/db';
 import { Redis } from 'ioredis';
 import { startPgBouncer, type RunningPgBouncer } from './pgbouncer';
+import { startRedisCluster, type RunningRedisCluster } from './redis-cluster';
 import { Client } from 'pg';
 import { ENV, TestEnvironmentError, assertTestDatabaseName } from './environment';
 
@@ -62,6 +63,15 @@ export default async function globalSetup(): Promise<void> {
   await pingRedis(process.env[ENV.redisUrl]!);
   const poolerKind = process.env[ENV.pooler];
   if (poolerKind) await startPooler(adminUrl, poolerKind);
+  if (process.env[ENV.redisCluster] === '1') {
+    cluster = await startRedisCluster({ masters: 3 }).catch((error: Error) => {
+      throw new TestEnvironmentError(
+        'TEST_REDIS_CLUSTER=1: redis-server and redis-cli must be installed',
+        error,
+      );
+    });
+    process.env[ENV.redisClusterUrl] = cluster.url;
+  }
 
   process.env[ENV.runId] = runId;
   process.env[ENV.template] = template;
@@ -138,9 +148,14 @@ export async function stopContainers(): Promise<void> {
   while (containers.length) await containers.pop()!.stop();
   await pooler?.stop();
   pooler = undefined;
+  await cluster?.stop();
+  cluster = undefined;
+  delete process.env[ENV.redisClusterUrl];
 }
 
 let pooler: RunningPgBouncer | undefined;
+/** TEST_REDIS_CLUSTER=1: the run's cluster (no persistence: stopping it deletes the run's keys). */
+let cluster: RunningRedisCluster | undefined;
 
 /** TEST_POOLER=pgbouncer: one PgBouncer for the run; test databases route app roles through it. */
 async function startPooler(adminUrl: string, kind: string): Promise<void> {

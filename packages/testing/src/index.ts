@@ -5,4 +5,5 @@ export * from './cuttable-proxy';
 export * from './pg-activity';
 export * from './wait-for';
 export * from './pgbouncer';
+export * from './redis-cluster';
 export * from './commit-cutting-proxy';

@@ -14,8 +14,14 @@ export interface TestDatabase {
   /** As the owner role (bypasses RLS): for fixtures and assertions only. */
   readonly ownerUrl: string;
   readonly adminUrl: string;
+  /** The run's Redis: TEST_REDIS_URL, or a seed node of the run's cluster (TEST_REDIS_CLUSTER). */
   readonly redisUrl: string;
-  /** BullMQ prefix unique to this test file, so files never see each other's queues. */
+  /** The same as a target for the project's connection factory (`connectRedis`). */
+  readonly redis: { readonly url: string; readonly cluster: boolean };
+  /**
+   * BullMQ prefix unique to this test file, so files never see each other's queues; hash-tagged
+   * (`{test-…}`) on a cluster.
+   */
   readonly bullPrefix: string;
   /** True when appUrl and agentUrl go through the run's pooler (TEST_POOLER). */
   readonly pooled: boolean;
@@ -47,6 +53,9 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
     await admin.end();
   }
   const poolerPort = process.env[ENV.poolerPort];
+  const clusterUrl = process.env[ENV.redisClusterUrl];
+  const redisUrl = clusterUrl ?? requireEnv(ENV.redisUrl);
+  const bullPrefix = `test-${runId}-${suffix}`;
   const pooled = (url: string) => (poolerPort ? viaLocalPort(url, poolerPort) : url);
   return {
     name,
@@ -54,10 +63,14 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
     appUrl: pooled(withCredentials(adminUrl, APP_ROLE, APP_ROLE, name)),
     agentUrl: pooled(withCredentials(adminUrl, AGENT_ROLE, AGENT_ROLE, name)),
     pooled: poolerPort !== undefined,
-    processEnv: poolerPort ? { DATABASE_PREPARED_STATEMENTS: '0' } : {},
+    processEnv: {
+      ...(poolerPort ? { DATABASE_PREPARED_STATEMENTS: '0' } : {}),
+      ...(clusterUrl ? { REDIS_CLUSTER: '1' } : {}),
+    },
     ownerUrl: withCredentials(adminUrl, OWNER_ROLE, OWNER_ROLE, name),
-    redisUrl: requireEnv(ENV.redisUrl),
-    bullPrefix: `test-${runId}-${suffix}`,
+    redisUrl,
+    redis: { url: redisUrl, cluster: clusterUrl !== undefined },
+    bullPrefix: clusterUrl ? `{${bullPrefix}}` : bullPrefix,
     async drop() {
       const c = new Client({ connectionString: adminUrl });
       await c.connect();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { preparedStatementsSetting } from './database-config';
+import { redisFields, refuseClusterWithoutHashTag } from './redis-config';
 import { parseTrustProxy } from './trust-proxy';
 
 // Store credentials at rest (AES-256-GCM): "id:base64-32-bytes,id2:..."; CREDENTIAL_KEY_ID
@@ -44,8 +45,7 @@ const schema = z
     DATABASE_URL: z.url().default('postgres://app_user:app_user@127.0.0.1:5432/listing'),
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
     DATABASE_PREPARED_STATEMENTS: preparedStatementsSetting,
-    REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
-    BULLMQ_PREFIX: z.string().min(1).default('bull'),
+    ...redisFields,
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
 
@@ -105,6 +105,7 @@ const schema = z
       });
     }
     refusePlatformDevDefaults(env, ctx);
+    refuseClusterWithoutHashTag(env, ctx);
     if (env.NODE_ENV === 'production' && env.AUTH_REFRESH_KEY === DEV_REFRESH_KEY) {
       ctx.addIssue({
         code: 'custom',

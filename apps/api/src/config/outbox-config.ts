@@ -1,6 +1,7 @@
 import { AGENT_ROLE, withCredentials } from '@listing/db';
 import { z } from 'zod';
 import { preparedStatementsSetting } from './database-config';
+import { redisFields, refuseClusterWithoutHashTag } from './redis-config';
 import { ConfigError } from './app-config';
 
 const int = (min: number, max: number, fallback: number) =>
@@ -23,8 +24,7 @@ const schema = z
     OUTBOX_DATABASE_URL: z.url().optional(),
     DATABASE_POOL_SIZE: int(1, 200, 10),
     DATABASE_PREPARED_STATEMENTS: preparedStatementsSetting,
-    REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
-    BULLMQ_PREFIX: z.string().min(1).default('bull'),
+    ...redisFields,
 
     OUTBOX_DISPATCHER_ID: z.string().min(1).max(200).optional(),
     OUTBOX_BATCH_SIZE: int(1, 10_000, 500),
@@ -85,6 +85,7 @@ const schema = z
     OUTBOX_TEST_EFFECT_MODE: z.enum(['ok', 'fail']).default('ok'),
   })
   .superRefine((c, ctx) => {
+    refuseClusterWithoutHashTag(c, ctx);
     if (c.OUTBOX_JOB_COMPLETED_AGE_S * 1000 < c.OUTBOX_LEASE_MS) {
       ctx.addIssue({
         code: 'custom',

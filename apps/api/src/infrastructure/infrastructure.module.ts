@@ -7,14 +7,14 @@ import {
   type Provider,
 } from '@nestjs/common';
 import { Database } from '@listing/db';
-import { Redis } from 'ioredis';
+import { connectRedis, type RedisClient, type RedisTarget } from '@listing/outbox';
 
 export const REDIS = Symbol('REDIS');
-/** Where this process's BullMQ queues live: the Redis URL and the key prefix. */
+/** Where this process's BullMQ queues live: Redis (one server or a cluster) and the key prefix. */
 export const QUEUE_SETTINGS = Symbol('QUEUE_SETTINGS');
 
 export interface QueueSettings {
-  readonly redisUrl: string;
+  readonly redis: RedisTarget;
   readonly prefix: string;
 }
 
@@ -57,7 +57,7 @@ export class InfrastructureModule implements OnApplicationShutdown {
         {
           provide: REDIS,
           useFactory: () => {
-            const redis = new Redis(options.queues.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+            const redis = connectRedis(options.queues.redis, { maxRetriesPerRequest: 1, lazyConnect: true });
             // Unheard, ioredis prints each retry's error as a raw stderr line; readiness reports it.
             redis.on('error', () => undefined);
             return redis;
@@ -75,7 +75,7 @@ export class InfrastructureModule implements OnApplicationShutdown {
 
   constructor(
     private readonly db: Database,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Database } from '@listing/db';
 import { sql } from '@listing/db';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@listing/outbox';
 
 /** Readiness answers within this bound even when a dependency hangs (a black-holed host). */
 export const PROBE_TIMEOUT_MS = 1000;
@@ -28,7 +28,7 @@ export interface ReadinessReport {
 }
 
 /** PostgreSQL answers a query and Redis answers PING, both within the bound, in parallel. */
-export async function checkReadiness(db: Database, redis: Redis): Promise<ReadinessReport> {
+export async function checkReadiness(db: Database, redis: RedisClient): Promise<ReadinessReport> {
   const [postgres, redisOk] = await Promise.all([
     probe(() => db.executor.execute(sql`select 1`)),
     probe(async () => {

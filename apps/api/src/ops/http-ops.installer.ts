@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { ErrorCatalogue } from '../common/error-catalogue';
 import { PROBLEM_JSON, problemOf } from '../common/problem-details.filter';
 import type { AppConfig } from '../config/app-config';
+import { redisTarget } from '../config/redis-config';
 import type { ApiOpsConfig } from './ops-config';
 import { AuthGuard } from '../modules/auth/auth.guard';
 import { RateLimitGuard } from '../modules/auth/rate-limit.guard';
@@ -111,7 +112,7 @@ export async function installHttpOps(
   );
 
   const closeBoard = await mountBullBoard(fastify, {
-    redisUrl: config.REDIS_URL,
+    redis: redisTarget(config),
     prefix: config.BULLMQ_PREFIX,
     adminToken: ops.ADMIN_TOKEN,
     logger,

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Database } from '@listing/db';
-import { Redis } from 'ioredis';
+import { connectRedis, type RedisTarget } from '@listing/outbox';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
@@ -19,7 +19,7 @@ export interface OpsServerOptions {
   role: string;
   registry: Registry;
   db: Database;
-  redisUrl: string;
+  redis: RedisTarget;
   logger: Logger;
   env?: NodeJS.ProcessEnv;
 }
@@ -44,7 +44,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
   if (OPS_PORT === undefined) {
     return { port: null, draining: () => undefined, close: async () => undefined };
   }
-  const redis = new Redis(options.redisUrl, {
+  const redis = connectRedis(options.redis, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     retryStrategy: (n) => Math.min(100 * n, 1000),

@@ -1,5 +1,11 @@
 import { inheritsAppRole, type Database } from '@listing/db';
-import type { OutboxDispatcher, OutboxRepository, OutboxWorkerRuntime, QueueProducer } from '@listing/outbox';
+import type {
+  OutboxDispatcher,
+  OutboxRepository,
+  OutboxWorkerRuntime,
+  QueueProducer,
+  RedisTarget,
+} from '@listing/outbox';
 import type { Logger } from 'pino';
 import {
   createRoleRegistry,
@@ -12,7 +18,7 @@ import { startOpsServer, type OpsServer } from './ops-http.server';
 export interface RoleOpsOptions {
   role: 'dispatcher' | 'worker';
   db: Database;
-  redisUrl: string;
+  redis: RedisTarget;
   logger: Logger;
   dispatcher?: OutboxDispatcher;
   /** The dispatcher's backlog gauges read the outbox through it. */
@@ -49,7 +55,7 @@ export async function startRoleOps(options: RoleOpsOptions): Promise<OpsServer> 
     role: options.role,
     registry,
     db: options.db,
-    redisUrl: options.redisUrl,
+    redis: options.redis,
     logger: options.logger,
     env: options.env,
   });

@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { Database } from '@listing/db';
-import { DeadLetterService, producerRedisOptions, QueueProducer } from '@listing/outbox';
-import { Redis } from 'ioredis';
+import { connectProducerRedis, DeadLetterService, QueueProducer, type RedisClient } from '@listing/outbox';
 import { OUTBOX_CONFIG, type OutboxConfig } from '../config/outbox-config';
+import { redisTarget } from '../config/redis-config';
 import { OperatorAuditRepository } from './operator-audit.repository';
 import { CLI_REDIS, OutboxCli } from './outbox-cli.service';
 import { outboxRepositoryProvider } from './outbox-repository.provider';
@@ -17,7 +17,7 @@ import { outboxRepositoryProvider } from './outbox-repository.provider';
       provide: CLI_REDIS,
       inject: [OUTBOX_CONFIG],
       useFactory: (config: OutboxConfig) => {
-        const redis = new Redis(producerRedisOptions(config.REDIS_URL));
+        const redis = connectProducerRedis(redisTarget(config));
         redis.on('error', () => undefined); // a retry waits for Redis and says so
         return redis;
       },
@@ -25,7 +25,8 @@ import { outboxRepositoryProvider } from './outbox-repository.provider';
     {
       provide: QueueProducer,
       inject: [CLI_REDIS, OUTBOX_CONFIG],
-      useFactory: (redis: Redis, config: OutboxConfig) => new QueueProducer(redis, config.BULLMQ_PREFIX),
+      useFactory: (redis: RedisClient, config: OutboxConfig) =>
+        new QueueProducer(redis, config.BULLMQ_PREFIX),
     },
     {
       provide: DeadLetterService,

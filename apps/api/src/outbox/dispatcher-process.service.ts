@@ -6,14 +6,15 @@ import {
   OutboxDispatcher,
   OutboxFaults,
   OutboxRepository,
-  producerRedisOptions,
   QueueProducer,
-  redisOptionsFromUrl,
+  connectProducerRedis,
+  connectRedis,
   type OutboxLogger,
+  type RedisClient,
 } from '@listing/outbox';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { OUTBOX_CONFIG, type OutboxConfig } from '../config/outbox-config';
+import { redisTarget } from '../config/redis-config';
 import type { OpsServer } from '../ops/ops-http.server';
 import { startRoleOps } from '../ops/role-ops';
 import { OUTBOX_LOGGER } from './outbox-roles.tokens';
@@ -25,10 +26,10 @@ import { OUTBOX_LOGGER } from './outbox-roles.tokens';
 @Injectable()
 export class DispatcherProcess {
   private readonly faults = OutboxFaults.fromEnv();
-  private readonly producerRedis: Redis;
+  private readonly producerRedis: RedisClient;
   private readonly producer: QueueProducer;
   private readonly dispatcher: OutboxDispatcher;
-  private subscriber: Redis | null = null;
+  private subscriber: RedisClient | null = null;
   private ops: OpsServer | null = null;
 
   constructor(
@@ -37,7 +38,7 @@ export class DispatcherProcess {
     @Inject(OUTBOX_CONFIG) private readonly config: OutboxConfig,
     @Inject(OUTBOX_LOGGER) private readonly logger: OutboxLogger & { pino: Logger },
   ) {
-    this.producerRedis = new Redis(producerRedisOptions(config.REDIS_URL));
+    this.producerRedis = connectProducerRedis(redisTarget(config));
     this.producerRedis.on('error', () => undefined); // the dispatcher pauses while Redis is away
     this.producer = new QueueProducer(this.producerRedis, config.BULLMQ_PREFIX, {
       completedAgeSec: config.OUTBOX_JOB_COMPLETED_AGE_S,
@@ -74,9 +75,7 @@ export class DispatcherProcess {
   async start(): Promise<void> {
     const { config, dispatcher } = this;
     if (config.OUTBOX_NUDGE === 'redis') {
-      const subscriber = new Redis(
-        redisOptionsFromUrl(config.REDIS_URL, { retryStrategy: (n) => Math.min(50 * n, 1000) }),
-      );
+      const subscriber = connectRedis(redisTarget(config), { retryStrategy: (n) => Math.min(50 * n, 1000) });
       subscriber.on('error', () => undefined);
       this.subscriber = subscriber;
       new NudgeSubscriber(subscriber, nudgeChannel(config.BULLMQ_PREFIX), this.logger).start((workspaceIds) =>
@@ -87,7 +86,7 @@ export class DispatcherProcess {
     this.ops = await startRoleOps({
       role: 'dispatcher',
       db: this.db,
-      redisUrl: config.REDIS_URL,
+      redis: redisTarget(config),
       logger: this.logger.pino,
       dispatcher,
       producer: this.producer,

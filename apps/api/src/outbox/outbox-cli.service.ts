@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { DeadLetterService, OutboxRepository, QueueProducer, type RetriedDeadLetter } from '@listing/outbox';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@listing/outbox';
 import { OperatorAuditRepository } from './operator-audit.repository';
 
 /** The CLI's own Redis connection (the producer's), waited for before a retry. */
@@ -18,7 +18,7 @@ export class OutboxCli implements OnApplicationShutdown {
     private readonly deadLetters: DeadLetterService,
     private readonly producer: QueueProducer,
     private readonly audit: OperatorAuditRepository,
-    @Inject(CLI_REDIS) private readonly redis: Redis,
+    @Inject(CLI_REDIS) private readonly redis: RedisClient,
   ) {}
 
   stats() {

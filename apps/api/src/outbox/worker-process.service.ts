@@ -2,10 +2,9 @@ import { resolve } from 'node:path';
 import { Inject, Injectable } from '@nestjs/common';
 import { Database } from '@listing/db';
 import {
-  bullmqConnection,
+  connectBullmqRedis,
   OutboxFaults,
   OutboxWorkerRuntime,
-  redisOptionsFromUrl,
   RETENTION_QUEUE,
   retentionJob,
   type OutboxLogger,
@@ -13,6 +12,7 @@ import {
 import { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { OUTBOX_CONFIG, type OutboxConfig } from '../config/outbox-config';
+import { redisTarget } from '../config/redis-config';
 import { startRoleOps } from '../ops/role-ops';
 import type { OpsServer } from '../ops/ops-http.server';
 import { JobDiscovery } from './job-discovery';
@@ -47,7 +47,7 @@ export class WorkerProcess {
     const runtime = new OutboxWorkerRuntime({
       db: this.db,
       registry,
-      connection: redisOptionsFromUrl(this.config.REDIS_URL),
+      redis: redisTarget(this.config),
       prefix: this.config.BULLMQ_PREFIX,
       concurrency: this.config.OUTBOX_WORKER_CONCURRENCY,
       queues,
@@ -62,7 +62,7 @@ export class WorkerProcess {
     this.ops = await startRoleOps({
       role: 'worker',
       db: this.db,
-      redisUrl: this.config.REDIS_URL,
+      redis: redisTarget(this.config),
       logger: this.logger.pino,
       runtime,
     });
@@ -80,10 +80,8 @@ export class WorkerProcess {
 
   /** One repeatable retention job per deployment (upsert is idempotent across workers). */
   private async scheduleRetention(): Promise<void> {
-    const queue = new Queue(RETENTION_QUEUE, {
-      connection: bullmqConnection(this.config.REDIS_URL),
-      prefix: this.config.BULLMQ_PREFIX,
-    });
+    const connection = connectBullmqRedis(redisTarget(this.config));
+    const queue = new Queue(RETENTION_QUEUE, { connection, prefix: this.config.BULLMQ_PREFIX });
     try {
       await queue.upsertJobScheduler(
         retentionJob.name,
@@ -96,6 +94,7 @@ export class WorkerProcess {
       );
     } finally {
       await queue.close();
+      connection.disconnect();
     }
   }
 }

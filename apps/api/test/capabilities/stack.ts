@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import { connectRedis } from '@listing/outbox';
 import { SimAdminClient } from '@listing/platform-sim';
 import {
   API_DIR,
@@ -52,7 +52,7 @@ export class CapabilityStack extends ProcessStack {
     ({ proc: this.api, url: this.apiUrl } = await this.spawnApi('api'));
     await this.startWorker();
     this.startDispatcher();
-    this.redis = new Redis(this.t.info.redisUrl, { maxRetriesPerRequest: null });
+    this.redis = connectRedis(this.t.info.redis, { maxRetriesPerRequest: null });
     this.user = await registerUser(this.apiUrl);
     this.clients.push(this.user.client);
   }

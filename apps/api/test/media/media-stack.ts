@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import { connectRedis } from '@listing/outbox';
 import type { TestDatabaseHandle } from '@listing/testing';
 import { startPlatformSim, type RunningPlatformSim } from '@listing/platform-sim';
 import { DISPATCHER, killAll, roleEnv, spawnNode, WORKER, type Spawned } from '../outbox/processes';
@@ -50,7 +50,7 @@ export class MediaStack extends ProcessStack {
     this.worker = spawnNode('worker', WORKER, role);
     await this.worker.waitForOutput(/worker ready/);
     this.dispatcher = spawnNode('dispatcher', DISPATCHER, role);
-    this.redis = new Redis(this.t.info.redisUrl, { maxRetriesPerRequest: null });
+    this.redis = connectRedis(this.t.info.redis, { maxRetriesPerRequest: null });
     this.user = await registerUser(this.apiUrl);
   }
 

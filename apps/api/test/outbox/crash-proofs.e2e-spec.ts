@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { connectRedis, type RedisClient } from '@listing/outbox';
 import { seedWorkspace, useTestDatabase } from '@listing/testing';
 import {
   createTestTables,
@@ -24,14 +24,14 @@ const FIXTURE = path.join('test', 'outbox', 'fixtures', 'commit-and-crash.cjs');
 /** Seed acceptance checks (3) and (4), with real processes killed by SIGKILL. */
 describe('outbox crash proofs (real processes, SIGKILL)', () => {
   let ws: { workspaceId: string };
-  let redis: Redis;
+  let redis: RedisClient;
   let queue: Queue;
   const tmp = mkdtempSync(path.join(tmpdir(), 'outbox-crash-'));
 
   beforeAll(async () => {
     await createTestTables(t.owner);
     ws = await seedWorkspace(t.owner);
-    redis = new Redis(t.info.redisUrl);
+    redis = connectRedis(t.info.redis);
     queue = new Queue('outbox-test', { connection: redis, prefix: t.info.bullPrefix });
   });
   afterAll(async () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { connectRedis, type RedisClient } from '@listing/outbox';
 import { seedWorkspace, useTestDatabase } from '@listing/testing';
 import { DISPATCHER, killAll, parseTrace, roleEnv, spawnNode, waitUntil } from './processes';
 
@@ -11,10 +11,10 @@ jest.setTimeout(90000);
 
 describe('two dispatcher processes over 10,000 events from 20 workspaces', () => {
   const tmp = mkdtempSync(path.join(tmpdir(), 'outbox-two-'));
-  let redis: Redis;
+  let redis: RedisClient;
 
   beforeAll(async () => {
-    redis = new Redis(t.info.redisUrl);
+    redis = connectRedis(t.info.redis);
   });
   afterAll(async () => {
     await killAll();

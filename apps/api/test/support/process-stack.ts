@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@listing/outbox';
 import type { TestDatabaseHandle } from '@listing/testing';
 import { waitUntil } from '../outbox/processes';
 import type { ApiClient, RegisteredUser } from './api-client';
@@ -18,7 +18,7 @@ export interface OperationBody {
  */
 export abstract class ProcessStack {
   user!: RegisteredUser;
-  protected redis?: Redis;
+  protected redis?: RedisClient;
   private readonly queues = new Map<string, Queue>();
 
   constructor(protected readonly t: TestDatabaseHandle) {}

@@ -8,10 +8,10 @@ import {
   SetMetadata,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { redisOptionsFromUrl } from '@listing/outbox';
-import { Redis } from 'ioredis';
+import { connectRedis, type RedisClient } from '@listing/outbox';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { redisTarget } from '../../config/redis-config';
 import { RateLimitedError } from '../../common/domain-errors';
 import type { AuthContext } from '../../common/request-context';
 import { clientSubject } from './client-address';
@@ -46,22 +46,20 @@ export class RateLimits implements OnModuleInit, OnApplicationShutdown {
   readonly loginAccount: RateLimiterRedis;
   readonly reads: RateLimiter;
   readonly writes: RateLimiter;
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.redis = new Redis(
-      redisOptionsFromUrl(config.REDIS_URL, {
-        lazyConnect: true,
-        enableOfflineQueue: false,
-        maxRetriesPerRequest: 1,
-        commandTimeout: 500,
-        connectTimeout: 2000,
-        retryStrategy: (times) => Math.min(100 * times, 2000),
-        // ioredis waits this long on a socket that is already closed (Redis down) before a
-        // disconnect lets the process exit; 2 s by default.
-        disconnectTimeout: 200,
-      }),
-    );
+    this.redis = connectRedis(redisTarget(config), {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: 500,
+      connectTimeout: 2000,
+      retryStrategy: (times) => Math.min(100 * times, 2000),
+      // ioredis waits this long on a socket that is already closed (Redis down) before a
+      // disconnect lets the process exit; 2 s by default.
+      disconnectTimeout: 200,
+    });
     this.redis.on('error', () => undefined); // the memory fallback takes over; readiness reports Redis
     const shared = (name: string, points: number) =>
       new RateLimiterRedis({

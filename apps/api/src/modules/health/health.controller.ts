@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Inject, Res } from '@nestjs/common';
 import { Database } from '@listing/db';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@listing/outbox';
 import { REDIS } from '../../infrastructure/infrastructure.module';
 import { checkReadiness } from '../../ops/health-probe';
 import { ApiLifecycle } from '../../ops/ops.module';
@@ -11,7 +11,7 @@ import { livenessSchema, readinessSchema } from './health-view';
 export class HealthController {
   constructor(
     private readonly db: Database,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly lifecycle: ApiLifecycle,
   ) {}
 

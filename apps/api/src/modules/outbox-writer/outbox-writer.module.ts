@@ -1,7 +1,13 @@
 import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { Database } from '@listing/db';
-import { OutboxFaults, OutboxNudger, OutboxWriter, nudgeChannel, redisOptionsFromUrl } from '@listing/outbox';
-import { Redis } from 'ioredis';
+import {
+  OutboxFaults,
+  OutboxNudger,
+  OutboxWriter,
+  connectRedis,
+  nudgeChannel,
+  type RedisClient,
+} from '@listing/outbox';
 import { QUEUE_SETTINGS, type QueueSettings } from '../../infrastructure/infrastructure.module';
 
 const NUDGE_REDIS = Symbol('NUDGE_REDIS');
@@ -17,9 +23,7 @@ const NUDGE_REDIS = Symbol('NUDGE_REDIS');
       provide: NUDGE_REDIS,
       inject: [QUEUE_SETTINGS],
       useFactory: (queues: QueueSettings) => {
-        const redis = new Redis(
-          redisOptionsFromUrl(queues.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 }),
-        );
+        const redis = connectRedis(queues.redis, { lazyConnect: true, maxRetriesPerRequest: 1 });
         redis.on('error', () => undefined); // nudges are best effort: the dispatcher also polls
         return redis;
       },
@@ -27,7 +31,7 @@ const NUDGE_REDIS = Symbol('NUDGE_REDIS');
     {
       provide: OutboxWriter,
       inject: [Database, QUEUE_SETTINGS, NUDGE_REDIS],
-      useFactory: (db: Database, queues: QueueSettings, redis: Redis) =>
+      useFactory: (db: Database, queues: QueueSettings, redis: RedisClient) =>
         new OutboxWriter(db, {
           nudger: new OutboxNudger(redis, nudgeChannel(queues.prefix)),
           faults: OutboxFaults.fromEnv(),
@@ -37,7 +41,7 @@ const NUDGE_REDIS = Symbol('NUDGE_REDIS');
   exports: [OutboxWriter],
 })
 export class OutboxWriterModule implements OnApplicationShutdown {
-  constructor(@Inject(NUDGE_REDIS) private readonly redis: Redis) {}
+  constructor(@Inject(NUDGE_REDIS) private readonly redis: RedisClient) {}
 
   onApplicationShutdown(): void {
     this.redis.disconnect();

@@ -3,7 +3,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter as BullBoardFastifyAdapter } from '@bull-board/fastify';
 import { Queue } from 'bullmq';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Redis } from 'ioredis';
+import { connectRedis, keyspaceNodes, type RedisClient, type RedisTarget } from '@listing/outbox';
 import type { Logger } from 'pino';
 import { PROBLEM_JSON, problemOf, statusProblem } from '../../common/problem-details.filter';
 import { adminAuthorized, sendUnauthenticated } from './admin-auth';
@@ -11,7 +11,7 @@ import { adminAuthorized, sendUnauthenticated } from './admin-auth';
 export const BULL_BOARD_PATH = '/admin/queues';
 
 export interface BullBoardOptions {
-  redisUrl: string;
+  redis: RedisTarget;
   prefix: string;
   /** The admin secret; without one the board is not mounted at all. */
   adminToken: string | undefined;
@@ -33,7 +33,7 @@ export async function mountBullBoard(
     return null;
   }
   const token = options.adminToken;
-  const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+  const connection = connectRedis(options.redis, { maxRetriesPerRequest: null, lazyConnect: true });
   connection.on('error', () => undefined);
   const queues = new Map<string, Queue>();
   const serverAdapter = new BullBoardFastifyAdapter();
@@ -89,20 +89,23 @@ export async function mountBullBoard(
   };
 }
 
-async function discoverQueues(redis: Redis, prefix: string): Promise<string[]> {
+async function discoverQueues(redis: RedisClient, prefix: string): Promise<string[]> {
   if (redis.status === 'wait') await redis.connect();
   const names = new Set<string>();
   const escaped = prefix.replace(/[*?[\]\\]/g, '\\$&');
-  for (const suffix of ['meta', 'id']) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${escaped}:*:${suffix}`, 'COUNT', 1000);
-      cursor = next;
-      for (const key of keys) {
-        const name = key.slice(prefix.length + 1, key.length - suffix.length - 1);
-        if (name && !name.includes(':')) names.add(name);
-      }
-    } while (cursor !== '0');
+  // SCAN walks one server: on a cluster, each master (the hash tag puts them all on one anyway).
+  for (const node of keyspaceNodes(redis)) {
+    for (const suffix of ['meta', 'id']) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', `${escaped}:*:${suffix}`, 'COUNT', 1000);
+        cursor = next;
+        for (const key of keys) {
+          const name = key.slice(prefix.length + 1, key.length - suffix.length - 1);
+          if (name && !name.includes(':')) names.add(name);
+        }
+      } while (cursor !== '0');
+    }
   }
   return [...names].sort();
 }

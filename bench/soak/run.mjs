@@ -18,11 +18,19 @@
  *   6. writes the table into bench/soak/RESULTS.md and kills every child process (also on failure).
  * Exit code 0 only when every invariant holds.
  *
+ * `--hosts` runs the same load over several hosts (hosts.mjs): network namespaces for PostgreSQL,
+ * Redis, the simulator, 2 APIs, a dispatcher and a worker, each on its own address. Instead of
+ * SIGKILLs, links are cut (packets dropped, both ways) and restored during the load: api↔PostgreSQL,
+ * dispatcher↔Redis, worker↔platform, and more. After the last restore the system must drain within
+ * --recovery-bound seconds (docs/scaling.md states the bound). Needs root; records into
+ * bench/soak/RESULTS-hosts.md.
+ *
  * Usage (from the repository root, after `pnpm install` and `pnpm run build`):
  *   pnpm --filter @listing/bench run soak [-- options]
  *   node bench/soak/run.mjs [--workspaces 4] [--stores 2] [--drafts 25] [--ai 60] [--syncs 10]
  *        [--creates 60] [--clients 12] [--dispatchers 2] [--workers 2] [--min-kills 6]
  *        [--error-rate 0.1] [--drain-timeout 150] [--no-record]
+ *        [--hosts [--min-cuts 8] [--recovery-bound 60]]
  *
  * Environment: SOAK_DATABASE_URL (app role URL, default
  * postgres://app_user:app_user@127.0.0.1:5432/listing_soak), ADMIN_DATABASE_URL (superuser,
@@ -48,6 +56,17 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, isDeepStrictEqual } from 'node:util';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import {
+  addressOf,
+  assertHostsPossible,
+  createHosts,
+  cut,
+  destroyHosts,
+  inHost,
+  restore,
+  startHostPostgres,
+  startHostRedis,
+} from './hosts.mjs';
 import { LocalDirectoryObjectStorage } from '../../apps/api/dist/modules/object-storage/local-directory-object-storage.js';
 // The typed client's build output (CommonJS: its named exports are read off the default import).
 import listingClient from '../../packages/client/dist/index.js';
@@ -77,8 +96,12 @@ const { values: opts } = parseArgs({
     'error-rate': { type: 'string', default: '0.1' },
     'drain-timeout': { type: 'string', default: '150' },
     'no-record': { type: 'boolean', default: false },
+    hosts: { type: 'boolean', default: false },
+    'min-cuts': { type: 'string', default: '8' },
+    'recovery-bound': { type: 'string', default: '60' },
   },
 });
+const HOSTS = opts.hosts;
 const N = (name) => Number(opts[name]);
 const WORKSPACES = N('workspaces');
 const STORES_PER_WS = N('stores');
@@ -88,16 +111,26 @@ const SYNCS_PER_WS = N('syncs');
 const CREATES_PER_WS = N('creates');
 const TRANSFERS_PER_WS = N('transfers');
 const CLIENTS = N('clients');
-const DISPATCHERS = N('dispatchers');
-const WORKERS = N('workers');
-const MIN_KILLS = N('min-kills');
+// One dispatcher host and one worker host; their processes are cut off, not killed.
+const DISPATCHERS = HOSTS ? 1 : N('dispatchers');
+const WORKERS = HOSTS ? 1 : N('workers');
+const MIN_KILLS = HOSTS ? 0 : N('min-kills');
+const MIN_CUTS = N('min-cuts');
+const RECOVERY_BOUND_S = N('recovery-bound');
 const ERROR_RATE = N('error-rate');
 const DRAIN_TIMEOUT_MS = N('drain-timeout') * 1000;
 const MIN_REQUESTS = 2000;
 
-const APP_URL = process.env.SOAK_DATABASE_URL ?? 'postgres://app_user:app_user@127.0.0.1:5432/listing_soak';
-const ADMIN_URL = process.env.ADMIN_DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+// --hosts: the servers the run starts in its db and redis hosts.
+const APP_URL = HOSTS
+  ? `postgres://app_user:app_user@${addressOf('db')}:5432/listing_soak`
+  : (process.env.SOAK_DATABASE_URL ?? 'postgres://app_user:app_user@127.0.0.1:5432/listing_soak');
+const ADMIN_URL = HOSTS
+  ? `postgres://postgres:postgres@${addressOf('db')}:5432/postgres`
+  : (process.env.ADMIN_DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres');
+const REDIS_URL = HOSTS
+  ? `redis://${addressOf('redis')}:6379`
+  : (process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 const DB_NAME = new URL(APP_URL).pathname.slice(1);
 if (!DB_NAME.includes('soak'))
   throw new Error(`refusing database "${DB_NAME}": its name must contain "soak"`);
@@ -138,9 +171,18 @@ function freePort() {
 const logDir = path.join(here, 'logs');
 const children = new Set();
 
-/** Spawns `node <script>` from apps/api; output goes to bench/soak/logs/<name>.log (+ a tail). */
-function spawnNode(name, script, env) {
-  const child = spawn(process.execPath, [script], {
+/**
+ * Spawns `node <script>` from apps/api (inside `host` with --hosts); output goes to
+ * bench/soak/logs/<name>.log (+ a tail).
+ */
+function spawnNode(name, script, env, host) {
+  return spawnProgram(name, [process.execPath, script], env, host);
+}
+
+/** Spawns a program in the root namespace, or inside `host`'s (--hosts). */
+function spawnProgram(name, argv, env = {}, host = undefined) {
+  const [command, args] = host ? inHost(host, argv) : [argv[0], argv.slice(1)];
+  const child = spawn(command, args, {
     cwd: apiDir,
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -148,7 +190,8 @@ function spawnNode(name, script, env) {
   const file = createWriteStream(path.join(logDir, `${name}.log`), { flags: 'a' });
   let tail = '';
   const onData = (d) => {
-    file.write(d);
+    // 'exit' can come before the last output of the pipes (PostgreSQL's shutdown lines).
+    if (!file.writableEnded) file.write(d);
     tail = (tail + d.toString()).slice(-65536);
   };
   child.stdout.on('data', onData);
@@ -394,6 +437,15 @@ async function main() {
   rmSync(logDir, { recursive: true, force: true });
   mkdirSync(logDir, { recursive: true });
   const objectDir = mkdtempSync(path.join(os.tmpdir(), 'listing-soak-objects-'));
+  let hostPostgres = null;
+  if (HOSTS) {
+    assertHostsPossible();
+    createHosts();
+    const inHostSpawn = (name, host, argv) => spawnProgram(name, argv, {}, host);
+    hostPostgres = await startHostPostgres(inHostSpawn);
+    await startHostRedis(inHostSpawn);
+    log(`hosts: PostgreSQL ${addressOf('db')}, Redis ${addressOf('redis')}, each in its own namespace`);
+  }
 
   log(`recreating database ${DB_NAME}; BullMQ prefix ${BULL_PREFIX}`);
   execFileSync('psql', [
@@ -409,9 +461,16 @@ async function main() {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const db = new pg.Pool({ connectionString: ADMIN_SOAK_URL, max: 2 });
+  db.on('error', () => undefined); // an idle connection of a server the run stops
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
 
   const kills = { dispatcher: 0, worker: 0, log: [] };
+  /** --hosts: the link cuts made, the one in force, when the last one was restored. */
+  const cuts = { log: [], active: null, lastRestoreAt: 0 };
+  // --hosts: the load is paced (a pause between a client's commands) so that it lasts as long as
+  // the cuts: each cut then lands on requests and jobs in flight, not on an idle system.
+  const pace = () => (HOSTS ? sleep(rand(600, 1400)) : undefined);
+  let loadRunning = true;
   let chaosStop = false;
   let shuttingDown = false;
   /** A sleep the end of the chaos phase cuts short. */
@@ -423,12 +482,14 @@ async function main() {
   try {
     // ------------------------------------------------------------------- processes
     const simPort = await freePort();
-    const sim = spawnNode('platform-sim', path.join(root, 'apps/platform-sim/dist/main.js'), {
-      PORT: String(simPort),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-    });
-    const simUrl = `http://127.0.0.1:${simPort}`;
+    const simHost = HOSTS ? addressOf('sim') : '127.0.0.1';
+    const sim = spawnNode(
+      'platform-sim',
+      path.join(root, 'apps/platform-sim/dist/main.js'),
+      { PORT: String(simPort), HOST: simHost, LOG_LEVEL: 'warn' },
+      HOSTS ? 'sim' : undefined,
+    );
+    const simUrl = `http://${simHost}:${simPort}`;
     await waitForHealth(`${simUrl}/health`, sim);
     const simAdmin = (method, p, body) =>
       fetch(simUrl + p, {
@@ -449,21 +510,29 @@ async function main() {
       PLATFORM_TIMEOUT_MS: '2000',
       OBJECT_STORAGE_DIR: objectDir,
       // Material transfers fetch their sources from the simulator, through the same faults.
-      MATERIAL_SOURCE_ALLOWLIST: `127.0.0.1:${simPort}`,
+      MATERIAL_SOURCE_ALLOWLIST: `${simHost}:${simPort}`,
       MATERIAL_FETCH_TIMEOUT_MS: '2000',
       LOG_LEVEL: 'info',
     };
     const apiPort = await freePort();
-    const api = spawnNode('api', 'dist/main.js', {
-      ...common,
-      HOST: '127.0.0.1',
-      PORT: String(apiPort),
-      DATABASE_POOL_SIZE: '12',
-      AUTH_SCRYPT_LOG_N: '10',
-      ACCESS_TOKEN_TTL_SECONDS: '3600',
-      RATE_LIMIT_AUTH_PER_MINUTE: '1000',
-      LOG_LEVEL: 'warn',
-    });
+    const apiHosts = HOSTS ? ['api0', 'api1'] : [undefined];
+    const apis = apiHosts.map((host) =>
+      spawnNode(
+        HOSTS ? host : 'api',
+        'dist/main.js',
+        {
+          ...common,
+          HOST: host ? addressOf(host) : '127.0.0.1',
+          PORT: String(apiPort),
+          DATABASE_POOL_SIZE: '12',
+          AUTH_SCRYPT_LOG_N: '10',
+          ACCESS_TOKEN_TTL_SECONDS: '3600',
+          RATE_LIMIT_AUTH_PER_MINUTE: '1000',
+          LOG_LEVEL: 'warn',
+        },
+        host,
+      ),
+    );
     const roleEnv = {
       ...common,
       DATABASE_POOL_SIZE: '5',
@@ -478,21 +547,28 @@ async function main() {
     const startRole = (role, slot) => {
       generation[role]++;
       const script = role === 'worker' ? 'dist/worker.js' : 'dist/dispatcher.js';
-      return spawnNode(`${role}-${slot}`, script, {
-        ...roleEnv,
-        ...(role === 'dispatcher'
-          ? { OUTBOX_DISPATCHER_ID: `soak-dispatcher-${slot}-${generation.dispatcher}` }
-          : {}),
-      });
+      return spawnNode(
+        `${role}-${slot}`,
+        script,
+        {
+          ...roleEnv,
+          ...(role === 'dispatcher'
+            ? { OUTBOX_DISPATCHER_ID: `soak-dispatcher-${slot}-${generation.dispatcher}` }
+            : {}),
+        },
+        HOSTS ? role : undefined,
+      );
     };
     const roles = {
       dispatcher: Array.from({ length: DISPATCHERS }, (_, i) => startRole('dispatcher', i)),
       worker: Array.from({ length: WORKERS }, (_, i) => startRole('worker', i)),
     };
-    const apiUrl = `http://127.0.0.1:${apiPort}`;
-    await waitForHealth(`${apiUrl}/health/live`, api);
+    const apiUrls = apiHosts.map((host) => `http://${host ? addressOf(host) : '127.0.0.1'}:${apiPort}`);
+    await Promise.all(apis.map((api, i) => waitForHealth(`${apiUrls[i]}/health/live`, api)));
     await Promise.all(roles.worker.map((w) => waitForOutput(w, /worker ready/)));
-    log(`platform-sim ${simUrl}, api ${apiUrl}, ${DISPATCHERS} dispatcher(s), ${WORKERS} worker(s)`);
+    log(
+      `platform-sim ${simUrl}, api ${apiUrls.join(' ')}, ${DISPATCHERS} dispatcher(s), ${WORKERS} worker(s)`,
+    );
 
     // ------------------------------------------------------------------- faults on
     const faultRule = {
@@ -528,13 +604,50 @@ async function main() {
         roles[role][slot] = startRole(role, slot);
       }
     };
-    chaosLoop = chaos();
+    // --hosts: links cut and restored instead; the three the issue names first, then any.
+    const LINKS = [
+      ['api0', 'db'],
+      ['dispatcher', 'redis'],
+      ['worker', 'sim'],
+      ['api1', 'db'],
+      ['worker', 'db'],
+      ['dispatcher', 'db'],
+      ['worker', 'redis'],
+      ['api1', 'redis'],
+    ];
+    const partitions = async () => {
+      while (!chaosStop) {
+        await chaosSleep(rand(1000, 3000));
+        if (chaosStop) break;
+        const [a, b] = cuts.log.length < 3 ? LINKS[cuts.log.length] : pick(LINKS);
+        const cutAt = Date.now();
+        cut(a, b);
+        cuts.active = [a, b];
+        log(`cut ${a}↔${b}`);
+        await chaosSleep(randInt(3000, 8000));
+        restore(a, b);
+        cuts.active = null;
+        cuts.lastRestoreAt = Date.now();
+        cuts.log.push({
+          at: elapsed().trim(),
+          link: `${a}↔${b}`,
+          seconds: (Date.now() - cutAt) / 1000,
+          underLoad: loadRunning,
+        });
+        log(
+          `restored ${a}↔${b} after ${((Date.now() - cutAt) / 1000).toFixed(1)} s; cuts so far ${cuts.log.length}`,
+        );
+      }
+    };
+    chaosLoop = HOSTS ? partitions() : chaos();
 
     // ------------------------------------------------------------------- setup: users, stores
     const commands = [];
     const workspaces = [];
     for (let i = 0; i < WORKSPACES; i++) {
       const email = `soak-${i}-${randomUUID()}@example.test`;
+      // --hosts: the workspaces alternate between the two APIs.
+      const apiUrl = apiUrls[i % apiUrls.length];
       const { data, error, response } = await createListingClient({ baseUrl: apiUrl }).POST(
         '/v1/auth/register',
         {
@@ -651,6 +764,7 @@ async function main() {
     log(`load: ${load.length} logical requests over ${CLIENTS} clients`);
     let done = 0;
     await pool(load, CLIENTS, async (cmd) => {
+      await pace();
       await runCommand(cmd);
       // Deliberate misuse of a settled key (never executes, never creates anything).
       if (cmd.ok && chance(0.04)) {
@@ -740,7 +854,11 @@ async function main() {
       ),
     );
     commands.push(...updates);
-    await pool(updates, CLIENTS, (cmd) => runCommand(cmd));
+    await pool(updates, CLIENTS, async (cmd) => {
+      await pace();
+      await runCommand(cmd);
+    });
+    loadRunning = false;
     log(
       `updates: ${patches.length} draft patches, ${updates.length} update requests for ${livePubs.length} products`,
     );
@@ -749,8 +867,14 @@ async function main() {
       log(`waiting for kill #${MIN_KILLS} (${kills.dispatcher + kills.worker} so far)`);
       await sleep(2000);
     }
+    while (HOSTS && cuts.log.length < MIN_CUTS) {
+      log(`waiting for cut #${MIN_CUTS} (${cuts.log.length} so far)`);
+      await sleep(2000);
+    }
     chaosStop = true;
     await chaosLoop;
+    // --hosts: nobody was killed, so every process must have lived through every cut.
+    const crashed = HOSTS ? [...apis, ...roles.dispatcher, ...roles.worker].filter((c) => !isAlive(c)) : [];
     for (const role of ['dispatcher', 'worker']) {
       for (let slot = 0; slot < roles[role].length; slot++) {
         if (!isAlive(roles[role][slot])) roles[role][slot] = startRole(role, slot);
@@ -775,6 +899,7 @@ async function main() {
       await sleep(1000);
     }
     const drainSeconds = ((Date.now() - drainStart) / 1000).toFixed(1);
+    const recoverySeconds = ((Date.now() - cuts.lastRestoreAt) / 1000).toFixed(1);
     log(drained ? `drained in ${drainSeconds} s` : `NOT drained after ${drainSeconds} s`);
 
     // ------------------------------------------------------------------- invariants
@@ -804,12 +929,41 @@ async function main() {
       `${stats.duplicates} (${stats.concurrentDuplicates} concurrent, ${stats.clientAborts} cut off by the client)`,
       stats.duplicates > 0,
     );
-    check(
-      'process kills (SIGKILL)',
-      `≥ ${MIN_KILLS}`,
-      `${kills.dispatcher + kills.worker} (dispatcher ${kills.dispatcher}, worker ${kills.worker})`,
-      kills.dispatcher + kills.worker >= MIN_KILLS,
-    );
+    if (HOSTS) {
+      const named = ['api0↔db', 'dispatcher↔redis', 'worker↔sim'];
+      check(
+        'link cuts (packets dropped both ways), restored',
+        `≥ ${MIN_CUTS}, incl. ${named.join(', ')}`,
+        `${cuts.log.length}: ${[...new Set(cuts.log.map((c) => c.link))].join(', ')}`,
+        cuts.log.length >= MIN_CUTS && named.every((l) => cuts.log.some((c) => c.link === l)),
+      );
+      const underLoad = cuts.log.filter((c) => c.underLoad);
+      check(
+        'link cuts that began and ended while the load ran',
+        `≥ ${MIN_CUTS}, incl. ${named.join(', ')}`,
+        underLoad.length,
+        underLoad.length >= MIN_CUTS && named.every((l) => underLoad.some((c) => c.link === l)),
+      );
+      check(
+        'processes that exited during the cuts',
+        0,
+        crashed.length ? crashed.map((c) => `${c.soakName}: ${c.tail().slice(-300)}`).join('; ') : 0,
+        crashed.length === 0,
+      );
+      check(
+        'drained after the last link came back (s)',
+        `≤ ${RECOVERY_BOUND_S}`,
+        drained ? recoverySeconds : `not drained (${recoverySeconds})`,
+        drained && Number(recoverySeconds) <= RECOVERY_BOUND_S,
+      );
+    } else {
+      check(
+        'process kills (SIGKILL)',
+        `≥ ${MIN_KILLS}`,
+        `${kills.dispatcher + kills.worker} (dispatcher ${kills.dispatcher}, worker ${kills.worker})`,
+        kills.dispatcher + kills.worker >= MIN_KILLS,
+      );
+    }
     // Every provider request under the rule is delayed (latencyMs > 0), so `delayed` counts them all.
     const faulted = counters.faults.delayed;
     check(
@@ -1086,6 +1240,7 @@ async function main() {
         faults: counters.faults,
       },
       kills: kills.log,
+      ...(HOSTS ? { cuts: cuts.log, recoverySeconds: Number(recoverySeconds) } : {}),
       operationsByKind,
       outboxByStatus,
     };
@@ -1098,15 +1253,22 @@ async function main() {
       const durationS = ((Date.now() - t0) / 1000).toFixed(0);
       const argv = cliArgs.join(' ');
       const md = [
-        '# Chaos soak — recorded run',
+        HOSTS ? '# Chaos soak over several hosts (--hosts) — recorded run' : '# Chaos soak — recorded run',
         '',
         'Written by `bench/soak/run.mjs` (see `bench/README.md`, "Chaos soak"); every run overwrites it.',
         '',
         `- date: ${startedAt.toString()} (\`date\`: ${execFileSync('date', { encoding: 'utf8' }).trim()})`,
         `- machine: ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.versions.node}, ${pgVersion(ADMIN_URL)}, Redis ${redisVersion(await redis.info('server'))}`,
         `- load before the run: \`${uptimeAtStart}\``,
-        `- command: \`node bench/soak/run.mjs${argv ? ` ${argv}` : ''}\` (= \`pnpm --filter @listing/bench run soak\`), duration ${durationS} s`,
-        `- stack: platform-sim, 1 api, ${DISPATCHERS} dispatchers, ${WORKERS} workers (worker concurrency 8, lease 10 s); faults \`${JSON.stringify(faultRule)}\`; ${CLIENTS} concurrent clients`,
+        `- command: \`node bench/soak/run.mjs${argv ? ` ${argv}` : ''}\` (= \`pnpm --filter @listing/bench run ${HOSTS ? 'soak:hosts' : 'soak'}\`), duration ${durationS} s`,
+        HOSTS
+          ? `- hosts: one network namespace each for PostgreSQL, Redis, platform-sim, 2 APIs, 1 dispatcher, 1 worker (10.213.0.0/24 on a bridge; the soak's clients at 10.213.0.1); links cut with iptables DROP for 3–8 s; recovery bound ${RECOVERY_BOUND_S} s`
+          : `- stack: platform-sim, 1 api, ${DISPATCHERS} dispatchers, ${WORKERS} workers (worker concurrency 8, lease 10 s); faults \`${JSON.stringify(faultRule)}\`; ${CLIENTS} concurrent clients`,
+        ...(HOSTS
+          ? [
+              `- stack: worker concurrency 8, lease 10 s; faults \`${JSON.stringify(faultRule)}\`; ${CLIENTS} concurrent clients`,
+            ]
+          : []),
         `- result: ${allPass ? '**PASS** (exit code 0)' : '**FAIL** (exit code 1)'}; drained in ${drainSeconds} s`,
         '',
         table,
@@ -1118,20 +1280,27 @@ async function main() {
         '```',
         '',
       ].join('\n');
-      writeFileSync(path.join(here, 'RESULTS.md'), md);
-      log('written bench/soak/RESULTS.md');
+      const results = HOSTS ? 'RESULTS-hosts.md' : 'RESULTS.md';
+      writeFileSync(path.join(here, results), md);
+      log(`written bench/soak/${results}`);
     }
     return allPass ? 0 : 1;
   } finally {
     chaosStop = true;
     shuttingDown = true;
     await chaosLoop.catch(() => undefined);
-    killAllChildren();
-    await Promise.all([...children].map((c) => c.exited));
+    // Before the children: with --hosts, PostgreSQL and Redis are children too.
     await db.end().catch(() => undefined);
     await deletePrefix(redis).catch(() => undefined);
     redis.disconnect();
+    killAllChildren();
+    await Promise.all([...children].map((c) => c.exited));
     rmSync(objectDir, { recursive: true, force: true });
+    if (HOSTS) {
+      if (cuts.active) restore(...cuts.active);
+      destroyHosts();
+      hostPostgres?.stop();
+    }
   }
 }
 

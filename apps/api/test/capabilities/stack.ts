@@ -12,6 +12,7 @@ import {
   WORKER,
   type Spawned,
 } from '../outbox/processes';
+import type { TestDatabaseHandle } from '@listing/testing';
 import { ApiClient, registerUser } from '../support/api-client';
 import { spawnApiProcess } from '../support/api-process';
 import { ProcessStack } from '../support/process-stack';
@@ -38,6 +39,18 @@ export class CapabilityStack extends ProcessStack {
   private readonly pastOutput: string[] = [];
   private readonly extraApis: Spawned[] = [];
 
+  /** `redisUrl`: every process and the stack's own client use this Redis instead of the run's. */
+  constructor(
+    t: TestDatabaseHandle,
+    private readonly options: { redisUrl?: string } = {},
+  ) {
+    super(t);
+  }
+
+  private get redisEnv(): Record<string, string> {
+    return this.options.redisUrl ? { REDIS_URL: this.options.redisUrl, REDIS_CLUSTER: '0' } : {};
+  }
+
   async start(): Promise<void> {
     const simPort = await freePort();
     this.sim = spawnNode('platform-sim', SIM_MAIN, {
@@ -52,7 +65,9 @@ export class CapabilityStack extends ProcessStack {
     ({ proc: this.api, url: this.apiUrl } = await this.spawnApi('api'));
     await this.startWorker();
     this.startDispatcher();
-    this.redis = connectRedis(this.t.info.redis, { maxRetriesPerRequest: null });
+    this.redis = connectRedis(this.options.redisUrl ? { url: this.options.redisUrl } : this.t.info.redis, {
+      maxRetriesPerRequest: null,
+    });
     this.user = await registerUser(this.apiUrl);
     this.clients.push(this.user.client);
   }
@@ -67,6 +82,7 @@ export class CapabilityStack extends ProcessStack {
   ): Promise<{ url: string; proc: Spawned }> {
     const spawned = await spawnApiProcess(name, this.t.info, {
       PLATFORM_BASE_URL: this.simUrl,
+      ...this.redisEnv,
       ...overrides,
     });
     if (name !== 'api') this.extraApis.push(spawned.proc);
@@ -78,6 +94,7 @@ export class CapabilityStack extends ProcessStack {
       OUTBOX_TEST_JOBS: '0',
       PLATFORM_BASE_URL: this.simUrl,
       PLATFORM_TIMEOUT_MS: '3000',
+      ...this.redisEnv,
       ...extra,
     });
   }

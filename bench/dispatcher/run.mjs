@@ -6,17 +6,21 @@
 //      jobs (batches of 500) in the same run, interleaved; ratio = dispatcher / raw.
 //   B. commit → worker-start latency p50/p99 at steady rates (default 200, 400 and 1,000
 //      events/s, one business transaction per event): BullMQ alone (the floor), the outbox with
-//      the Redis nudge, and polling only. The worker is its own process (bench-worker.mjs).
+//      the Redis nudge, a naive outbox (naive-dispatcher.mjs: one INSERT per commit, a
+//      statement-level NOTIFY trigger, one claim → addBulk → mark loop) and polling only. The
+//      worker is its own process (bench-worker.mjs). A mode named twice runs twice (interleaved);
+//      the comparison table takes the medians.
 //   C. claim time (claim 500 + mark) with 1,000,000 dispatched rows in the table vs an empty
 //      history.
 //   D. write-path cost of the wake-up signal: commits/s of (business row + outbox event)
 //      transactions with no signal, with the post-commit Redis PUBLISH nudge, and with a
-//      NOTIFY inside the transaction (the rejected design, for reference).
+//      NOTIFY inside the transaction (the rejected design, for reference); and the naive
+//      outbox's INSERTs with and without its NOTIFY trigger.
 //   E. 20,000 events commit → worker done, against raw BullMQ worker throughput (a prefilled
 //      queue, and addBulk while the worker runs).
 // Usage: node bench/dispatcher/run.mjs [--only throughput,latency,worker,write,claim]
 //          [--events 50000] [--reps 3] [--rate 200,400,1000] [--latency-seconds 10]
-//          [--latency-modes bullmq,nudge,poll] [--write-seconds 5] [--history 1000000]
+//          [--latency-modes bullmq,nudge,naive,poll] [--write-seconds 5] [--history 1000000]
 // OUTBOX_* variables in the environment are passed to the dispatcher processes (tuning).
 // Writes bench/dispatcher/last-run.json and last-run.md.
 import { spawn, fork, execFileSync } from 'node:child_process';
@@ -39,7 +43,7 @@ const {
   OutboxRepository,
   OutboxWriter,
   nudgeChannel,
-  producerRedisOptions,
+  connectProducerRedis,
 } = require('@listing/outbox');
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -53,7 +57,7 @@ const { values: args } = parseArgs({
     history: { type: 'string', default: '1000000' },
     rate: { type: 'string', default: '200,400,1000' }, // comma-separated
     only: { type: 'string' }, // throughput | latency | worker | write | claim
-    'latency-modes': { type: 'string' }, // bullmq,nudge,poll
+    'latency-modes': { type: 'string' }, // bullmq,nudge,naive,poll (a mode named twice runs twice)
   },
 });
 const EVENTS = Number(args.events);
@@ -372,16 +376,18 @@ function cpuShares(before, after, events) {
 async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollMs }) {
   const queueName = `bench-latency-${mode}`;
   const d =
-    mode === 'bullmq' || mode === 'direct'
+    mode === 'bullmq' || mode === 'direct' || mode === 'naive'
       ? null
       : spawnDispatcher('latency', {
           OUTBOX_NUDGE: mode === 'nudge' ? 'redis' : 'off',
           OUTBOX_POLL_INTERVAL_MS: String(pollMs),
         });
   await d?.ready();
+  const naive = mode === 'naive' ? forkNaiveDispatcher(queueName) : null;
+  await naive?.ready;
   const worker = forkWorker(queueName);
   await worker.ready;
-  const publisher = new Redis(producerRedisOptions(REDIS_URL));
+  const publisher = connectProducerRedis({ url: REDIS_URL });
   await new Promise((r) => publisher.once('ready', r));
   const writer = new OutboxWriter(
     appDb,
@@ -393,6 +399,11 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollM
     if (mode === 'bullmq') {
       const id = randomUUID();
       return queue.add('bench.latency', { seq: i }, { jobId: id }).then(() => record(i, id));
+    }
+    if (mode === 'naive') {
+      return naivePool
+        .query('insert into naive_outbox (payload) values ($1) returning id', [{ seq: i }])
+        .then(({ rows }) => record(i, `naive-${rows[0].id}`));
     }
     const ws = workspaces[i % workspaces.length];
     return appDb
@@ -417,7 +428,7 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollM
   const t0 = now() + 200;
   const inflight = new Set();
   let errors = 0;
-  const pids = { dispatcher: d?.child.pid, worker: worker.pid };
+  const pids = { dispatcher: d?.child.pid ?? naive?.pid, worker: worker.pid };
   let cpuBefore = null;
   for (let i = 0; i < total; i++) {
     const due = t0 + (i * 1000) / rate;
@@ -462,10 +473,11 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollM
   }
   await worker.stop();
   await d?.stop();
+  await naive?.stop();
   await queue.obliterate({ force: true });
   await queue.close();
   publisher.disconnect();
-  await owner.query(`truncate outbox_events`);
+  await owner.query(`truncate outbox_events, naive_outbox`);
   if (done === 'timeout') log(`  ${mode}: only ${lat.length}/${committed.size} jobs started within 15 s`);
   return {
     mode,
@@ -484,6 +496,36 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollM
     cpu,
   };
 }
+
+/** naive-dispatcher.mjs for `queueName`, as the owner (the naive table has no RLS). */
+function forkNaiveDispatcher(queueName) {
+  const child = fork(path.join(here, 'naive-dispatcher.mjs'), [ownerUrl, queueName, PREFIX, REDIS_URL], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  children.add(child);
+  return {
+    pid: child.pid,
+    ready: new Promise((r) => child.once('message', r)),
+    async stop() {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.send({ cmd: 'stop' });
+      await exited;
+    },
+  };
+}
+
+/** The naive outbox's table, its statement-level NOTIFY trigger, and a twin without it (D). */
+const NAIVE_SQL = `
+  create table naive_outbox (id bigserial primary key, payload jsonb not null,
+    created_at timestamptz not null default now(), dispatched_at timestamptz);
+  create index naive_outbox_pending on naive_outbox (id) where dispatched_at is null;
+  create table naive_outbox_plain (like naive_outbox including all);
+  create function naive_outbox_notify() returns trigger language plpgsql as $$
+    begin perform pg_notify('naive_outbox', ''); return null; end $$;
+  create trigger naive_outbox_notify after insert on naive_outbox
+    for each statement execute function naive_outbox_notify();`;
+/** The naive writers' connections (as the owner; application_name bench: the load generator). */
+let naivePool;
 
 // ---------------------------------------------------------------------------------------------
 // E. end to end (commit → worker done) vs raw BullMQ worker throughput
@@ -581,7 +623,8 @@ async function claimTimes(appDb, owner, ws, rounds) {
 // ---------------------------------------------------------------------------------------------
 // D. write path: commits/s with and without the wake-up signal
 async function writePath(appDb, owner, workspaces, seconds, mode) {
-  const publisher = new Redis(producerRedisOptions(REDIS_URL));
+  if (mode.startsWith('naive')) return naiveWritePath(owner, seconds, mode);
+  const publisher = connectProducerRedis({ url: REDIS_URL });
   await new Promise((r) => publisher.once('ready', r));
   const nudger = new OutboxNudger(publisher, nudgeChannel(`${PREFIX}-write`));
   const writer = new OutboxWriter(appDb, mode === 'publish' ? { nudger } : {});
@@ -610,6 +653,24 @@ async function writePath(appDb, owner, workspaces, seconds, mode) {
 }
 let notifySql;
 
+/** The naive outbox's write path: one INSERT per commit, with its NOTIFY trigger or without. */
+async function naiveWritePath(owner, seconds, mode) {
+  const table = mode === 'naive-notify' ? 'naive_outbox' : 'naive_outbox_plain';
+  let commits = 0;
+  const end = now() + seconds * 1000;
+  const client = async () => {
+    while (now() < end) {
+      await naivePool.query(`insert into ${table} (payload) values ($1)`, [{ orderId: randomUUID() }]);
+      commits++;
+    }
+  };
+  const t0 = now();
+  await Promise.all(Array.from({ length: 8 }, () => client()));
+  const rate = (commits / (now() - t0)) * 1000;
+  await owner.query(`truncate ${table}`);
+  return { mode, commitsPerSecond: rate };
+}
+
 // ---------------------------------------------------------------------------------------------
 async function main() {
   const started = new Date();
@@ -623,6 +684,9 @@ async function main() {
   // The claim measurements (C) call the dispatcher's repository: the dispatcher's role.
   const agentDb = new Database({ connectionString: AGENT_URL, max: 2, applicationName: 'bench-claim' });
   notifySql = sql`select pg_notify('outbox_bench', '')`;
+  await owner.query(NAIVE_SQL);
+  naivePool = new pg.Pool({ connectionString: ownerUrl, max: 8, application_name: 'bench' });
+  naivePool.on('error', () => undefined); // see owner above
   const redis = new Redis(REDIS_URL);
   // Steady state: this Redis run counts as swept for lost jobs (packages/outbox/src/
   // lost-job-recovery.ts), as in a deployment past its first start. Otherwise the dispatchers'
@@ -658,7 +722,7 @@ async function main() {
   if (run('latency')) {
     const rates = args.rate.split(',').map(Number);
     const seconds = Number(args['latency-seconds']);
-    const modes = (args['latency-modes'] ?? 'bullmq,nudge,poll').split(',');
+    const modes = (args['latency-modes'] ?? 'bullmq,nudge,naive,poll').split(',');
     result.latency = [];
     for (const rate of rates) {
       log(`B: commit → worker-start latency at ${rate} events/s`);
@@ -704,7 +768,8 @@ async function main() {
   if (run('write')) {
     log('D: write path with and without the wake-up signal');
     const write = [];
-    for (const mode of ['none', 'publish', 'notify', 'none', 'publish', 'notify']) {
+    const modes = ['none', 'publish', 'notify', 'naive-plain', 'naive-notify'];
+    for (const mode of [...modes, ...modes]) {
       write.push(await writePath(appDb, owner, workspaces, Number(args['write-seconds']), mode));
       log(`  ${mode}: ${write.at(-1).commitsPerSecond.toFixed(0)} commits/s`);
     }
@@ -713,6 +778,8 @@ async function main() {
       none: byMode('none'),
       publish: byMode('publish'),
       notify: byMode('notify'),
+      naivePlain: byMode('naive-plain'),
+      naiveNotify: byMode('naive-notify'),
       runs: write,
     };
   }
@@ -759,6 +826,7 @@ async function main() {
   await redis.quit();
   await appDb.close();
   await agentDb.close();
+  await naivePool.end();
   await owner.end();
   const admin = new pg.Client({ connectionString: ADMIN });
   await admin.connect();
@@ -770,6 +838,8 @@ const LATENCY_MODES = {
   bullmq: 'BullMQ alone: generator adds each job itself (floor, no PostgreSQL)',
   nudge: 'outbox: Redis PUBLISH nudge after commit (+ % ms poll)',
   poll: 'outbox: polling only, every % ms',
+  naive:
+    'naive outbox: INSERT per commit, statement-level NOTIFY trigger, one claim 500 → addBulk → mark loop',
   direct:
     'generator commits, then adds the job itself (no dispatcher; lower bound of an enqueue-after-commit design)',
 };
@@ -807,6 +877,28 @@ function markdown(r) {
           `| ${x.rate} | ${LATENCY_MODES[x.mode].replace('%', x.pollMs)} | ${x.samples}/${x.committed} | ${f(x.p50, 2)} | ${f(x.p90, 2)} | ${f(x.p99, 2)} | ${f(x.max, 1)} | ${f(x.commitToEnqueueP50, 1)} | ${f(x.enqueueToStartP50, 1)} |`,
       ),
     );
+    // The project's path against the naive reference, per rate (medians over repeated runs).
+    const rates = [...new Set(l.map((x) => x.rate))];
+    const med = (rate, mode, key) => {
+      const xs = l.filter((x) => x.rate === rate && x.mode === mode).map((x) => x[key]);
+      return xs.length ? median(xs) : null;
+    };
+    const compared = rates.filter(
+      (rate) => med(rate, 'nudge', 'p99') !== null && med(rate, 'naive', 'p99') !== null,
+    );
+    if (compared.length) {
+      out.push(
+        '',
+        'The project (nudge) against the naive outbox, same run (medians of the runs of each):',
+        '',
+        '| events/s | nudge p50 | naive p50 | nudge p99 | naive p99 | nudge max | naive max | p99 nudge ÷ naive |',
+        '|---:|---:|---:|---:|---:|---:|---:|---:|',
+        ...compared.map((rate) => {
+          const v = (mode, key, d = 2) => f(med(rate, mode, key), d);
+          return `| ${rate} | ${v('nudge', 'p50')} | ${v('naive', 'p50')} | ${v('nudge', 'p99')} | ${v('naive', 'p99')} | ${v('nudge', 'max', 1)} | ${v('naive', 'max', 1)} | ${f(med(rate, 'nudge', 'p99') / med(rate, 'naive', 'p99'), 2)} |`;
+        }),
+      );
+    }
     // Where the CPU went during each measured window (share of one core; the machine has
     // cpus().length of them): a saturated machine explains a tail that no single hop does.
     const withCpu = l.filter((x) => x.cpu);
@@ -866,6 +958,16 @@ function markdown(r) {
       `| Redis PUBLISH after commit, coalesced (chosen) | ${f(w.publish)} (${f(w.publish / w.none, 2)}×) |`,
       `| pg NOTIFY inside the transaction (rejected) | ${f(w.notify)} (${f(w.notify / w.none, 2)}×) |`,
     );
+    if (w.naivePlain)
+      out.push(
+        '',
+        'The naive outbox (one INSERT per commit, no business row, no RLS):',
+        '',
+        '| wake-up signal | commits/s (median) |',
+        '|---|---:|',
+        `| none | ${f(w.naivePlain)} |`,
+        `| statement-level NOTIFY trigger | ${f(w.naiveNotify)} (${f(w.naiveNotify / w.naivePlain, 2)}×) |`,
+      );
   }
   return `${out.join('\n')}\n`;
 }

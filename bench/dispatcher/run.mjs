@@ -171,7 +171,9 @@ process.on('exit', () => {
 function spawnDispatcher(name, extraEnv = {}) {
   // e.g. BENCH_DISPATCHER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile it
   const nodeArgs = (process.env.BENCH_DISPATCHER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'apps/api/dist/dispatcher.js')], {
+  // BENCH_DISPATCHER_ROOT=<checkout>: that build's dispatcher instead (to price a change).
+  const checkout = process.env.BENCH_DISPATCHER_ROOT ?? root;
+  const child = spawn(process.execPath, [...nodeArgs, path.join(checkout, 'apps/api/dist/dispatcher.js')], {
     env: {
       PATH: process.env.PATH,
       NODE_ENV: 'production',

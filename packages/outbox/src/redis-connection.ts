@@ -31,7 +31,8 @@ export function connectRedis(target: RedisTarget, extra: RedisOptions = {}): Red
     clusterRetryStrategy: retryStrategy
       ? (times) => retryStrategy(times)
       : (times) => Math.min(100 * times, 2000),
-    // A failover or a resharding answers MOVED/CLUSTERDOWN for a moment: retry instead of failing.
+    // During a failover a node's connection drops and the cluster answers CLUSTERDOWN for a
+    // moment: retry instead of failing (MOVED is followed at once anyway).
     retryDelayOnFailover: 100,
     retryDelayOnClusterDown: 100,
   };

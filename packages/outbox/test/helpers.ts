@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import type { Database } from '@listing/db';
 import { waitFor } from '@listing/testing';
@@ -6,6 +7,7 @@ import {
   JobRegistry,
   OutboxWorkerRuntime,
   connectProducerRedis,
+  keyspaceNodes,
   type JobDefinition,
   type RedisClient,
   type RedisTarget,
@@ -94,4 +96,16 @@ export async function stallJob(
   await waitFor('the job to start', async () => started);
   await hanging.kill();
   return { release };
+}
+
+/** The server that answers for `key`: on a cluster the master not answering MOVED, else the one. */
+export async function holderOf(redis: RedisClient, key: string): Promise<Redis> {
+  for (const node of keyspaceNodes(redis)) {
+    const holds = await node.get(key).then(
+      () => true,
+      (error: Error) => (/^MOVED/.test(error.message) ? false : Promise.reject(error)),
+    );
+    if (holds) return node;
+  }
+  throw new Error(`no server holds ${key}`);
 }

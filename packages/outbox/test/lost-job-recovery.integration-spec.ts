@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { seedWorkspace, useTestDatabase } from '@listing/testing';
 import { LostJobRecovery, OutboxDispatcher, QueueProducer, keyspaceNodes, type RedisClient } from '../src';
-import { connectedRedis, insertEvents, statusCounts, waitFor } from './helpers';
+import { connectedRedis, holderOf, insertEvents, statusCounts, waitFor } from './helpers';
 
 const t = useTestDatabase();
 
@@ -74,17 +74,9 @@ describe('LostJobRecovery (real PostgreSQL and Redis)', () => {
   }
 
   const runKey = () => `${prefix}:outbox:swept-redis-run`;
-  /** The run id of the server holding the prefix's keys (on a cluster, the one not answering MOVED). */
-  const currentRunId = async () => {
-    for (const node of keyspaceNodes(redis)) {
-      const holds = await node.get(runKey()).then(
-        () => true,
-        (error: Error) => (/^MOVED/.test(error.message) ? false : Promise.reject(error)),
-      );
-      if (holds) return /^run_id:(\w+)/m.exec(await node.info('server'))![1]!;
-    }
-    throw new Error(`no server holds ${runKey()}`);
-  };
+  /** The run id of the server holding the prefix's keys (on a cluster, one of several). */
+  const currentRunId = async () =>
+    /^run_id:(\w+)/m.exec(await (await holderOf(redis, runKey())).info('server'))![1]!;
 
   it('after Redis lost everything, every event dispatched within the window goes back to pending (no attempt counted) and is delivered again', async () => {
     const a = await seedWorkspace(t.owner);

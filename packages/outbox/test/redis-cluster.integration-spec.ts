@@ -17,11 +17,10 @@ import {
   connectProducerRedis,
   connectRedis,
   defineJob,
-  keyspaceNodes,
   nudgeChannel,
   type RedisClient,
 } from '../src';
-import { connectedRedis, insertEvents, waitFor } from './helpers';
+import { connectedRedis, holderOf, insertEvents, waitFor } from './helpers';
 
 jest.setTimeout(60_000);
 const t = useTestDatabase();
@@ -128,15 +127,3 @@ describe('the outbox on a Redis Cluster', () => {
     await producer.close();
   });
 });
-
-/** The master that answers for `key` (the others answer MOVED). */
-async function holderOf(redis: RedisClient, key: string): Promise<Redis> {
-  for (const node of keyspaceNodes(redis)) {
-    const holds = await node.get(key).then(
-      () => true,
-      (error: Error) => (/^MOVED/.test(error.message) ? false : Promise.reject(error)),
-    );
-    if (holds) return node;
-  }
-  throw new Error(`no master holds ${key}`);
-}

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { freeTcpPort } from './cuttable-proxy';
+import { waitFor } from './wait-for';
 
 const run = promisify(execFile);
 
@@ -89,21 +90,14 @@ async function withNode<T>(port: number, fn: (redis: Redis) => Promise<T>): Prom
   }
 }
 
-async function poll(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what} within ${timeoutMs} ms`);
-}
+/** A node that refuses the connection is not up yet: its error means "not yet". */
+const pollNode = (what: string, port: number, check: (redis: Redis) => Promise<boolean>) =>
+  waitFor(what, () => withNode(port, check).catch(() => false), 20_000, 100);
 
 const waitForPing = (port: number) =>
-  poll(`redis-server on ${port} did not answer PING`, () =>
-    withNode(port, async (r) => (await r.ping()) === 'PONG'),
-  );
+  pollNode(`redis-server on ${port} to answer PING`, port, async (r) => (await r.ping()) === 'PONG');
 
 const waitForClusterOk = (port: number) =>
-  poll(`node ${port} did not report cluster_state:ok`, () =>
-    withNode(port, async (r) => /cluster_state:ok/.test(await r.cluster('INFO'))),
+  pollNode(`node ${port} to report cluster_state:ok`, port, async (r) =>
+    /cluster_state:ok/.test(await r.cluster('INFO')),
   );

@@ -20,7 +20,7 @@
 //      queue, and addBulk while the worker runs).
 // Usage: node bench/dispatcher/run.mjs [--only throughput,latency,worker,write,claim]
 //          [--events 50000] [--reps 3] [--rate 200,400,1000] [--latency-seconds 10]
-//          [--latency-modes bullmq,nudge,naive,poll] [--write-seconds 5] [--history 1000000]
+//          [--latency-modes bullmq,nudge,nudge-eager,naive,poll] [--write-seconds 5] [--history 1000000]
 // OUTBOX_* variables in the environment are passed to the dispatcher processes (tuning).
 // Writes bench/dispatcher/last-run.json and last-run.md.
 import { spawn, fork, execFileSync } from 'node:child_process';
@@ -57,7 +57,7 @@ const { values: args } = parseArgs({
     history: { type: 'string', default: '1000000' },
     rate: { type: 'string', default: '200,400,1000' }, // comma-separated
     only: { type: 'string' }, // throughput | latency | worker | write | claim
-    'latency-modes': { type: 'string' }, // bullmq,nudge,naive,poll (a mode named twice runs twice)
+    'latency-modes': { type: 'string' }, // bullmq,nudge,nudge-eager,naive,poll,direct (twice = twice)
   },
 });
 const EVENTS = Number(args.events);
@@ -377,11 +377,12 @@ function cpuShares(before, after, events) {
  */
 async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollMs }) {
   const queueName = `bench-latency-${mode}`;
+  const nudged = mode === 'nudge' || mode === 'nudge-eager';
   const d =
     mode === 'bullmq' || mode === 'direct' || mode === 'naive'
       ? null
       : spawnDispatcher('latency', {
-          OUTBOX_NUDGE: mode === 'nudge' ? 'redis' : 'off',
+          OUTBOX_NUDGE: nudged ? 'redis' : 'off',
           OUTBOX_POLL_INTERVAL_MS: String(pollMs),
         });
   await d?.ready();
@@ -393,7 +394,7 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollM
   await new Promise((r) => publisher.once('ready', r));
   const writer = new OutboxWriter(
     appDb,
-    mode === 'nudge' ? { nudger: new OutboxNudger(publisher, nudgeChannel(PREFIX)) } : {},
+    nudged ? { nudger: new OutboxNudger(publisher, nudgeChannel(PREFIX), nudgeGapMs(mode)) } : {},
   );
   const queue = new Queue(queueName, { connection: publisher, prefix: PREFIX });
   const committed = new Map();
@@ -628,7 +629,7 @@ async function writePath(appDb, owner, workspaces, seconds, mode) {
   if (mode.startsWith('naive')) return naiveWritePath(owner, seconds, mode);
   const publisher = connectProducerRedis({ url: REDIS_URL });
   await new Promise((r) => publisher.once('ready', r));
-  const nudger = new OutboxNudger(publisher, nudgeChannel(`${PREFIX}-write`));
+  const nudger = new OutboxNudger(publisher, nudgeChannel(`${PREFIX}-write`), nudgeGapMs('nudge'));
   const writer = new OutboxWriter(appDb, mode === 'publish' ? { nudger } : {});
   let commits = 0;
   const end = now() + seconds * 1000;
@@ -836,9 +837,18 @@ async function main() {
   await admin.end();
 }
 
+/**
+ * The writer's least time between two nudges: the API's default (OUTBOX_NUDGE_GAP_MS, 2 ms) unless
+ * the environment sets it; 'nudge-eager' publishes once per commit, the design before the gap.
+ */
+function nudgeGapMs(mode) {
+  return mode === 'nudge-eager' ? 0 : Number(process.env.OUTBOX_NUDGE_GAP_MS ?? 2);
+}
+
 const LATENCY_MODES = {
   bullmq: 'BullMQ alone: generator adds each job itself (floor, no PostgreSQL)',
-  nudge: 'outbox: Redis PUBLISH nudge after commit (+ % ms poll)',
+  nudge: 'outbox: Redis PUBLISH nudge after commit, gathered over the nudge gap (+ % ms poll)',
+  'nudge-eager': 'outbox: one Redis PUBLISH nudge per commit, no gap (+ % ms poll)',
   poll: 'outbox: polling only, every % ms',
   naive:
     'naive outbox: INSERT per commit, statement-level NOTIFY trigger, one claim 500 → addBulk → mark loop',

@@ -80,7 +80,11 @@ export class AppModule {
       databaseUrl: outboxDatabaseUrl(outbox),
       poolSize: role === 'cli' ? 2 : outbox.DATABASE_POOL_SIZE,
       preparedStatements: outbox.DATABASE_PREPARED_STATEMENTS,
-      queues: { redis: redisTarget(outbox), prefix: outbox.BULLMQ_PREFIX },
+      queues: {
+        redis: redisTarget(outbox),
+        prefix: outbox.BULLMQ_PREFIX,
+        nudgeGapMs: outbox.OUTBOX_NUDGE_GAP_MS,
+      },
       configs: [{ provide: OUTBOX_CONFIG, useValue: outbox }, ...outboxRoleProviders(role)],
     });
     const roleModules: Record<Exclude<ProcessRole, 'api'>, Type[]> = {
@@ -97,7 +101,11 @@ export class AppModule {
       databaseUrl: config.DATABASE_URL,
       poolSize: config.DATABASE_POOL_SIZE,
       preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
-      queues: { redis: redisTarget(config), prefix: config.BULLMQ_PREFIX },
+      queues: {
+        redis: redisTarget(config),
+        prefix: config.BULLMQ_PREFIX,
+        nudgeGapMs: config.OUTBOX_NUDGE_GAP_MS,
+      },
       configs: [
         { provide: APP_CONFIG, useValue: config },
         { provide: PLATFORM_CONFIG, useValue: config },

@@ -19,6 +19,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ REDIS_CLUSTER: '1', BULLMQ_PREFIX: 'prod-{listing}' }).REDIS_CLUSTER).toBe(true);
   });
 
+  it('OUTBOX_NUDGE_GAP_MS: 2 ms by default, 0 for one nudge per commit, whole milliseconds up to 1 s', () => {
+    expect(loadConfig({}).OUTBOX_NUDGE_GAP_MS).toBe(2);
+    expect(loadConfig({ OUTBOX_NUDGE_GAP_MS: '0' }).OUTBOX_NUDGE_GAP_MS).toBe(0);
+    for (const bad of ['-1', '2.5', '1001', 'soon'])
+      expect(() => loadConfig({ OUTBOX_NUDGE_GAP_MS: bad })).toThrow(/OUTBOX_NUDGE_GAP_MS/);
+  });
+
   it('reports every bad variable at once', () => {
     let error: unknown;
     try {

@@ -8,6 +8,7 @@ describe('loadOutboxConfig', () => {
       OUTBOX_BATCH_SIZE: 500,
       OUTBOX_LEASE_MS: 30_000,
       OUTBOX_NUDGE: 'redis',
+      OUTBOX_NUDGE_GAP_MS: 2, // a worker's handlers write events too
       OUTBOX_TEST_JOBS: '0',
     });
   });

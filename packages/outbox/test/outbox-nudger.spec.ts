@@ -54,6 +54,37 @@ describe('OutboxNudger', () => {
     expect(sent.length).toBe(2);
   });
 
+  it('with a gap, a nudge after a quiet spell goes at once and the nudges within the gap share one message', async () => {
+    const sent: Array<{ message: string; at: number }> = [];
+    const gapMs = 60;
+    const nudger = new OutboxNudger(
+      { publish: async (_c, message) => sent.push({ message, at: performance.now() }) },
+      'c',
+      gapMs,
+    );
+    const [a, b, c] = ['1', '2', '3'].map(
+      (d) => `${d.repeat(8)}-${d.repeat(4)}-4${d.repeat(3)}-8${d.repeat(3)}-${d.repeat(12)}`,
+    );
+    const start = performance.now();
+    nudger.nudge(a);
+    await tick();
+    nudger.nudge(b);
+    await tick();
+    nudger.nudge(c);
+    await tick();
+    expect(sent.map((s) => s.message)).toEqual([a]); // b and c wait for the gap
+    expect(sent[0]!.at - start).toBeLessThan(gapMs / 2);
+    await new Promise((r) => setTimeout(r, gapMs + 20));
+    expect(sent.map((s) => s.message)).toEqual([a, `${b},${c}`]);
+    expect(sent[1]!.at - sent[0]!.at).toBeGreaterThanOrEqual(gapMs - 1);
+    await new Promise((r) => setTimeout(r, gapMs + 20)); // quiet for longer than the gap
+    const quietAt = performance.now();
+    nudger.nudge(a);
+    await tick();
+    expect(sent).toHaveLength(3);
+    expect(sent[2]!.at - quietAt).toBeLessThan(gapMs / 2);
+  });
+
   it('swallows publish errors (a lost nudge only costs the polling interval)', async () => {
     const nudger = new OutboxNudger({ publish: async () => Promise.reject(new Error('down')) }, 'c');
     nudger.nudge();

@@ -16,6 +16,8 @@ export const QUEUE_SETTINGS = Symbol('QUEUE_SETTINGS');
 export interface QueueSettings {
   readonly redis: RedisTarget;
   readonly prefix: string;
+  /** OUTBOX_NUDGE_GAP_MS: the writer's least time between two nudges. */
+  readonly nudgeGapMs: number;
 }
 
 export interface InfrastructureOptions {

@@ -33,7 +33,7 @@ const NUDGE_REDIS = Symbol('NUDGE_REDIS');
       inject: [Database, QUEUE_SETTINGS, NUDGE_REDIS],
       useFactory: (db: Database, queues: QueueSettings, redis: RedisClient) =>
         new OutboxWriter(db, {
-          nudger: new OutboxNudger(redis, nudgeChannel(queues.prefix)),
+          nudger: new OutboxNudger(redis, nudgeChannel(queues.prefix), queues.nudgeGapMs),
           faults: OutboxFaults.fromEnv(),
         }),
     },

@@ -11,8 +11,8 @@ export function nudgeChannel(prefix: string): string {
  * The writer-side wake-up signal: a Redis PUBLISH sent after the business transaction commits,
  * never inside it (a NOTIFY in the transaction serialises every commit on PostgreSQL's global
  * notify lock). Coalesced: any number of nudges in one event-loop turn, while a publish is in
- * flight, or within the gap after the last one, become one message. Best effort: a lost nudge only costs the dispatcher's polling
- * interval, so errors are swallowed.
+ * flight, or within the gap after the last one, become one message. Best effort: a lost nudge
+ * only costs the dispatcher's polling interval, so errors are swallowed.
  */
 export class OutboxNudger {
   private scheduled = false;

@@ -18,5 +18,6 @@ pnpm test "$@" # builds first: the e2e suites run the built processes
 [ $# -gt 0 ] || pnpm run test:pooled
 # Then the outbox, idempotency and login-limit suites on a 3-master Redis Cluster the harness starts
 # (TEST_REDIS_CLUSTER; REDIS_CLUSTER=1 and a hash-tagged prefix), without the two tests that fault
-# one Redis server of their own (redis-outage, redis-failover).
+# one Redis server of their own (redis-outage, redis-failover) and the one that starts a cluster of
+# its own (cluster-failover).
 [ $# -gt 0 ] || pnpm run test:cluster

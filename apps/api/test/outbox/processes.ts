@@ -132,6 +132,36 @@ export async function effectCount(owner: Pool, eventId: string): Promise<number>
   return rows[0].n;
 }
 
+/** Inserts `n` test-effect events (markers `${tag}1`…) straight into the outbox; their ids. */
+export async function insertTestEvents(owner: Pool, workspaceId: string, n: number, tag: string) {
+  const { rows } = await owner.query<{ id: string }>(
+    `insert into outbox_events (id, workspace_id, queue, event_type, payload)
+     select gen_random_uuid(), $1, 'outbox-test', 'outbox.test-effect', jsonb_build_object('marker', $2 || g)
+       from generate_series(1, $3::int) g returning id`,
+    [workspaceId, tag, n],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** How many of the events are dispatched (neither pending again nor dead-lettered). */
+export async function dispatchedCount(owner: Pool, ids: string[]): Promise<number> {
+  const { rows } = await owner.query(
+    `select count(*)::int as n from outbox_events where id = any($1::uuid[]) and status = 'dispatched'`,
+    [ids],
+  );
+  return rows[0].n;
+}
+
+/** The test effects of the events: rows written and distinct events they belong to. */
+export async function effectTotals(owner: Pool, ids: string[]): Promise<{ n: number; events: number }> {
+  const { rows } = await owner.query(
+    `select count(*)::int as n, count(distinct event_id)::int as events from outbox_test_effects
+      where event_id = any($1::uuid[])`,
+    [ids],
+  );
+  return rows[0];
+}
+
 /** A free port on 127.0.0.1. */
 export { freeTcpPort as freePort } from '@listing/testing';
 

@@ -7,7 +7,18 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { CuttableProxy, freeTcpPort, seedWorkspace, useTestDatabase } from '@listing/testing';
 import { CapabilityStack } from '../capabilities/stack';
-import { DISPATCHER, WORKER, createTestTables, killAll, roleEnv, spawnNode, waitUntil } from './processes';
+import {
+  DISPATCHER,
+  WORKER,
+  createTestTables,
+  dispatchedCount,
+  effectTotals,
+  insertTestEvents,
+  killAll,
+  roleEnv,
+  spawnNode,
+  waitUntil,
+} from './processes';
 
 const t = useTestDatabase();
 jest.setTimeout(120_000);
@@ -99,22 +110,8 @@ describe('Redis failover: the primary killed, its replica promoted', () => {
     });
     const dispatcher = spawnNode('dispatcher', DISPATCHER, env);
     await dispatcher.waitForOutput(/lost-job sweep finished/);
-    const insert = async (n: number, tag: string) =>
-      (
-        await t.owner.query<{ id: string }>(
-          `insert into outbox_events (id, workspace_id, queue, event_type, payload)
-           select gen_random_uuid(), $1, 'outbox-test', 'outbox.test-effect', jsonb_build_object('marker', $2 || g)
-             from generate_series(1, $3::int) g returning id`,
-          [ws, tag, n],
-        )
-      ).rows.map((r) => r.id);
-    const dispatched = async (ids: string[]) =>
-      (
-        await t.owner.query(
-          `select count(*)::int as n from outbox_events where id = any($1::uuid[]) and status = 'dispatched'`,
-          [ids],
-        )
-      ).rows[0].n as number;
+    const insert = (n: number, tag: string) => insertTestEvents(t.owner, ws, n, tag);
+    const dispatched = (ids: string[]) => dispatchedCount(t.owner, ids);
 
     // 30 events reach both servers; then the link is cut and 30 more reach the primary only.
     const replicated = await insert(30, 'replicated-');
@@ -139,14 +136,7 @@ describe('Redis failover: the primary killed, its replica promoted', () => {
     const worker = spawnNode('worker', WORKER, env);
     await worker.waitForOutput(/worker ready/);
     const all = [...replicated, ...unreplicated];
-    const effects = async () =>
-      (
-        await t.owner.query(
-          `select count(*)::int as n, count(distinct event_id)::int as events from outbox_test_effects
-            where event_id = any($1::uuid[])`,
-          [all],
-        )
-      ).rows[0] as { n: number; events: number };
+    const effects = () => effectTotals(t.owner, all);
     await waitUntil('every event ran', async () => (await effects()).events === 60, 30_000, 100);
     await waitUntil(
       'BullMQ to have completed the 60',

@@ -1,4 +1,5 @@
 /** @jest-config-loader-options {"transpileOnly": true} */
+import { availableParallelism } from 'node:os';
 import type { Config } from 'jest';
 
 // swc transforms TypeScript (types are checked by `pnpm typecheck`) and the ESM-only @nestjs/*
@@ -40,6 +41,10 @@ const config: Config = {
   reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.cjs'],
   // Integration and e2e tests start processes and wait on real locks; unit tests finish in ms.
   testTimeout: 60_000,
+  // Jest's default is one worker less than the cores: one on a 2-core machine. Those files
+  // mostly wait (on spawned roles, leases, timers, the database), so one per core halves the run
+  // there; at most 4, which keeps the roles' connection pools under PostgreSQL's 100 connections.
+  maxWorkers: Math.min(Math.max(availableParallelism(), 2), 4),
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,packages}/*/{src,test}/**/*.spec.ts'] },
     {

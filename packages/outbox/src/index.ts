@@ -21,7 +21,6 @@ export * from './queue-producer';
 export * from './redaction';
 export * from './remote-step';
 export * from './redis-connection';
-export * from './redis-options';
 export * from './redis-unavailable';
 export * from './retention.repository';
 export * from './retention.service';

@@ -1,6 +1,9 @@
 import type { RedisOptions } from 'ioredis';
 
-/** ioredis options from a redis:// URL (host, port, credentials, db). */
+/**
+ * ioredis options from a redis:// URL (host, port, credentials, db). Not exported from the
+ * package: every client is made by connectRedis, which also knows a cluster from a server.
+ */
 export function redisOptionsFromUrl(url: string, extra: RedisOptions = {}): RedisOptions {
   const u = new URL(url);
   const db = u.pathname.replace(/^\//, '');

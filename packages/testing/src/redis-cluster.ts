@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -59,20 +59,30 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (let i = 0; i < masters * (1 + replicas); i++) {
-      const port = await freeTcpPort();
-      const busPort = await freeTcpPort();
-      ports.push(port);
-      // prettier-ignore
-      const child = spawn(REDIS_SERVER_BIN, [
-        '--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
-        '--cluster-port', String(busPort), '--cluster-config-file', path.join(dir, `nodes-${port}.conf`),
-        '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 2000),
-        '--save', '', '--appendonly', 'no', '--dir', dir,
-      ], { stdio: 'ignore' });
-      servers.set(port, child);
-    }
-    await Promise.all(ports.map((port) => waitForPing(port)));
+    // A port free when picked can be taken before redis-server binds it (by another test's
+    // connection or server): that node exits at once and is started again on other ports. One node
+    // at a time, so a pick cannot be the port of a node still starting.
+    const startNode = async (): Promise<number> => {
+      for (let attempt = 1; ; attempt++) {
+        const port = await freeTcpPort();
+        const busPort = await freeTcpPort();
+        // prettier-ignore
+        const child = spawn(REDIS_SERVER_BIN, [
+          '--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
+          '--cluster-port', String(busPort), '--cluster-config-file', path.join(dir, `nodes-${port}.conf`),
+          '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 2000),
+          '--save', '', '--appendonly', 'no', '--dir', dir, '--logfile', path.join(dir, `${port}.log`),
+        ], { stdio: 'ignore' });
+        servers.set(port, child);
+        if (await waitForStart(port, child)) return port;
+        servers.delete(port);
+        if (attempt === 3) {
+          const log = lastLines(path.join(dir, `${port}.log`), 3);
+          throw new Error(`redis-server exited at start, 3 times; last on port ${port}: ${log}`);
+        }
+      }
+    };
+    for (let i = 0; i < masters * (1 + replicas); i++) ports.push(await startNode());
     // redis-cli makes the first `masters` nodes masters (and warns, not fails, that their
     // replicas share their host).
     await run(REDIS_CLI_BIN, [
@@ -105,6 +115,14 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   return { ports: ports.slice(0, masters), url: `redis://127.0.0.1:${seed}`, shardOf, kill, stop };
 }
 
+function lastLines(file: string, n: number): string {
+  try {
+    return readFileSync(file, 'utf8').trim().split('\n').slice(-n).join(' | ');
+  } catch {
+    return '(no log)';
+  }
+}
+
 async function withNode<T>(port: number, fn: (redis: Redis) => Promise<T>): Promise<T> {
   const redis = new Redis({
     port,
@@ -126,8 +144,22 @@ async function withNode<T>(port: number, fn: (redis: Redis) => Promise<T>): Prom
 const pollNode = (what: string, port: number, check: (redis: Redis) => Promise<boolean>) =>
   waitFor(what, () => withNode(port, check).catch(() => false), 20_000, 100);
 
-const waitForPing = (port: number) =>
-  pollNode(`redis-server on ${port} to answer PING`, port, async (r) => (await r.ping()) === 'PONG');
+/**
+ * True once `child` answers on `port` (its own pid in INFO: not another server that holds the
+ * port), false when it exited first.
+ */
+async function waitForStart(port: number, child: ChildProcess): Promise<boolean> {
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
+  const own = new RegExp(`^process_id:${child.pid}\\b`, 'm');
+  const answers = (r: Redis) => r.info('server').then((info) => own.test(info));
+  await waitFor(
+    `redis-server on ${port} to answer or exit`,
+    async () => exited() || (await withNode(port, answers).catch(() => false)),
+    20_000,
+    50,
+  );
+  return !exited();
+}
 
 const waitForClusterOk = (port: number, nodes: number) =>
   pollNode(`node ${port} to report cluster_state:ok with ${nodes} nodes`, port, async (r) => {

@@ -27,6 +27,7 @@ async function main() {
     },
     { info: (msg) => logger.info(msg), warn: (msg) => logger.warn(msg) },
     config.OUTBOX_STOP_TIMEOUT_MS,
+    () => worker.stopPending(),
   );
 }
 

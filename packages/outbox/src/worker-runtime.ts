@@ -92,6 +92,9 @@ const outboxJobData = z.object({
  */
 export class OutboxWorkerRuntime {
   private readonly workers: Worker[] = [];
+  /** close()'s step under way, and the queues whose Worker has not closed yet (closePending). */
+  private closeStep: string | null = null;
+  private readonly closingQueues = new Set<string>();
   /** Per queue, for pausing it (Queue.rateLimit) while the database is unreachable. */
   private readonly queues = new Map<string, Queue>();
   /** The connections given to the Workers and Queues: BullMQ does not close what it was given. */
@@ -278,12 +281,31 @@ export class OutboxWorkerRuntime {
   /** Finishes the active jobs, then closes the connections. */
   async close(): Promise<void> {
     this.cancelDeadLetterRetries();
+    this.closeStep = 'the failed-job sweep';
     await this.stopFailedSweep();
+    this.closeStep = 'the dead-letter reactions';
     await this.stopReactions();
-    await Promise.all(this.workers.map((w) => w.close()));
+    this.closeStep = 'workers';
+    await Promise.all(
+      this.workers.map((w) => {
+        this.closingQueues.add(w.name);
+        return w.close().finally(() => this.closingQueues.delete(w.name));
+      }),
+    );
     this.workers.length = 0;
+    this.closeStep = 'queues';
     await this.closeQueues();
     this.closeConnections();
+    this.closeStep = null;
+  }
+
+  /**
+   * What close() is waiting on, for a stop that times out to say (null when it is not closing):
+   * a stop that hangs is otherwise silent.
+   */
+  closePending(): string | null {
+    if (this.closeStep !== 'workers') return this.closeStep;
+    return `the workers of ${[...this.closingQueues].join(', ')} (active jobs, then their connections)`;
   }
 
   /** A new connection for one Worker or Queue (BullMQ duplicates it for its blocking reads). */

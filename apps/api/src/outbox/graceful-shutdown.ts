@@ -12,6 +12,8 @@ export function onShutdown(
   stop: () => Promise<void>,
   logger: { info(msg: string): void; warn(msg: string): void },
   timeoutMs: number,
+  /** What the stop is waiting on, named in the timeout's message (a hung stop logs nothing else). */
+  pending: () => string | null = () => null,
 ): void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
@@ -19,8 +21,10 @@ export function onShutdown(
     stopping = true;
     logger.info(`received ${signal}: stopping`);
     setTimeout(() => {
+      const waiting = pending();
       logger.warn(
-        `stop did not finish within ${timeoutMs} ms: exiting without it (recovered as after a crash)`,
+        `stop did not finish within ${timeoutMs} ms${waiting ? ` (waiting on ${waiting})` : ''}: ` +
+          'exiting without it (recovered as after a crash)',
       );
       process.exit(1);
     }, timeoutMs).unref();

@@ -31,6 +31,7 @@ const DEFAULT_ROLES_FILE = resolve(__dirname, '..', '..', 'roles.json');
 export class WorkerProcess {
   private runtime: OutboxWorkerRuntime | null = null;
   private ops: OpsServer | null = null;
+  private opsClosing = false;
 
   constructor(
     private readonly db: Database,
@@ -75,7 +76,13 @@ export class WorkerProcess {
   async stop(): Promise<void> {
     this.ops?.draining();
     await this.runtime?.close();
+    this.opsClosing = true;
     await this.ops?.close();
+  }
+
+  /** What stop() is waiting on (the stop timeout's message). */
+  stopPending(): string | null {
+    return this.opsClosing ? 'the ops listener' : (this.runtime?.closePending() ?? null);
   }
 
   /** One repeatable retention job per deployment (upsert is idempotent across workers). */

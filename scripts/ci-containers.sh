@@ -58,7 +58,9 @@ step "(a) the integration project through Testcontainers"
   export TESTCONTAINERS_RYUK_DISABLED=true # testcontainers/ryuk cannot be pulled: cleanup removes by label
   export TESTCONTAINERS_HUB_IMAGE_NAME_PREFIX=localhost/ # postgres:15-alpine → the local stand-in
   export TESTCONTAINERS_HOST_OVERRIDE=localhost # the machine has /.dockerenv: skip the gateway probe
-  npx jest --selectProjects integration
+  # One worker, as before the suites ran two: in a container PostgreSQL answers slower, and once
+  # (2026-12-02) the dispatcher fairness test saw its small workspace split across claims there.
+  npx jest --selectProjects integration --maxWorkers=1
 )
 
 step "(b) the project image"

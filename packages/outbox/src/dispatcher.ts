@@ -94,7 +94,8 @@ export interface DispatcherStats {
  * workspace (FOR UPDATE SKIP LOCKED, lease; one round trip), addBulk to BullMQ outside any
  * transaction with jobId = event id, then mark dispatched where the lease is still ours. A failed
  * add counts an attempt (backoff in SQL) unless Redis itself is down, in which case the leases
- * are released. Expired leases are reclaimed periodically.
+ * are released (and so is a claim still in flight when that pause comes). Expired leases are
+ * reclaimed periodically.
  *
  * Wake-up: workspaces named by a nudge go to the fast lanes at once (no discovery, no waiting for
  * the round; a lane's cycle claims for every waiting workspace in one round trip); a nudge naming
@@ -403,6 +404,10 @@ export class OutboxDispatcher {
     try {
       await Promise.all(
         [...byQueue.entries()].map(async ([queue, events]) => {
+          if (this.paused) {
+            await this.releasePaused(events);
+            return;
+          }
           try {
             await this.options.producer.addBulk(queue, events);
           } catch (error) {
@@ -633,6 +638,10 @@ export class OutboxDispatcher {
     queue: string,
     events: ClaimedEvent[],
   ): Promise<{ dispatched: number; failed: number; released: number }> {
+    // Another lane was refused while this claim was in flight: no write Redis would refuse too.
+    if (this.paused) {
+      return { dispatched: 0, failed: 0, released: await this.releaseClaimed(workspaceId, events) };
+    }
     try {
       await this.options.producer.addBulk(queue, events);
     } catch (error) {
@@ -664,15 +673,7 @@ export class OutboxDispatcher {
     const release = async (list: ClaimedEvent[], { pause = true } = {}) => {
       if (!list.length) return;
       if (pause) this.setPaused(true);
-      const n =
-        (await this.settle(workspaceId, 'release', () =>
-          this.repository.release(
-            this.id,
-            list.map((e) => e.id),
-          ),
-        )) ?? 0;
-      this.stats.released += n;
-      result.released += n;
+      result.released += await this.releaseClaimed(workspaceId, list);
     };
     if (isRedisUnavailable(error) || !(await this.options.producer.ping())) {
       await release(events);
@@ -754,6 +755,39 @@ export class OutboxDispatcher {
         error: redactError(error),
       });
       return 0;
+    }
+  }
+
+  /**
+   * Puts claimed events of one workspace back to pending, untried: no attempt is counted. Returns
+   * how many were released.
+   */
+  private async releaseClaimed(workspaceId: string, events: readonly ClaimedEvent[]): Promise<number> {
+    const ids = events.map((e) => e.id);
+    const n = (await this.settle(workspaceId, 'release', () => this.repository.release(this.id, ids))) ?? 0;
+    this.stats.released += n;
+    return n;
+  }
+
+  /**
+   * A claim that came back after another lane paused the dispatcher (its claim was in flight when
+   * Redis refused that lane's add): release it rather than send Redis one more write it refuses.
+   */
+  private async releasePaused(events: readonly ClaimedEvent[]): Promise<void> {
+    for (const [ws, list] of groupBy(events, (e) => e.workspaceId)) {
+      try {
+        const released = await this.releaseClaimed(ws, list);
+        this.options.onBatch?.({
+          round: this.stats.rounds,
+          workspaceId: ws,
+          claimed: list.length,
+          dispatched: 0,
+          failed: 0,
+          released,
+        });
+      } finally {
+        for (const e of list) this.held.delete(e.id);
+      }
     }
   }
 

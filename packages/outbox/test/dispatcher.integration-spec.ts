@@ -73,6 +73,29 @@ async function refuse(queue: string): Promise<void> {
   if (queue === 'q-oom') throw new Error("OOM command not allowed when used memory > 'maxmemory'.");
 }
 
+/**
+ * The test database for a dispatcher whose second claim (a statement calling outbox_claim_due)
+ * waits until `until()` holds: a claim still in flight while another lane's add is refused.
+ */
+function holdSecondClaim(until: () => boolean): typeof t.agentDb {
+  const db = t.agentDb;
+  let claims = 0;
+  return new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'queryInWorkspaces') {
+        return async (...args: Parameters<typeof db.queryInWorkspaces>) => {
+          if (args[0].some((p) => p.statement.includes('outbox_claim_due')) && ++claims === 2) {
+            await waitFor('the first lane to pause and release', async () => until(), 5000, 2);
+          }
+          return db.queryInWorkspaces(...args);
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
 describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
   let redis: RedisClient;
   let producer: BrokenQueueProducer;
@@ -173,9 +196,17 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
   it('a Redis that answers PING but refuses writes (OOM) counts no attempt: leases released, dispatcher paused', async () => {
     const ws = await seedWorkspace(t.owner);
     const ids = await insertEvents(t.owner, ws.workspaceId, 3, { queue: 'q-oom', maxAttempts: 2 });
-    const d = dispatcher({ redisRetryMs: 20, pollIntervalMs: 20 });
-    expect(await d.drain(1)).toBe(3);
-    expect(d.stats).toMatchObject({ released: 3, failed: 0, pauses: 1 });
+    // The round's second lane claims the same workspace; its claim lands after the first lane
+    // was refused and released (as when it waited for a new connection): it gets the events back.
+    const d = dispatcher({
+      redisRetryMs: 20,
+      pollIntervalMs: 20,
+      db: holdSecondClaim(() => d.stats.pauses === 1 && d.stats.released === 3),
+    });
+    expect(await d.drain(1)).toBe(6);
+    // One add was tried: the claim that came back into a paused dispatcher is released untried.
+    expect(producer.bulks).toHaveLength(1);
+    expect(d.stats).toMatchObject({ claimed: 6, released: 6, failed: 0, pauses: 1 });
     // The loop tries again while PING answers, far past max_attempts, and still counts nothing.
     d.start();
     try {
@@ -189,6 +220,36 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
     );
     expect(rows).toEqual(Array(3).fill({ status: 'pending', attempt_count: 0, locked_by: null }));
     expect(d.stats).toMatchObject({ failed: 0, deadLettered: 0 });
+  });
+
+  it('a fast-lane claim that comes back after another lane paused the dispatcher is released untried', async () => {
+    const a = (await seedWorkspace(t.owner, 'oom-first')).workspaceId;
+    const b = (await seedWorkspace(t.owner, 'oom-second')).workspaceId;
+    const d = dispatcher({
+      fastLanes: 2,
+      pollIntervalMs: 60_000,
+      redisRetryMs: 60_000,
+      db: holdSecondClaim(() => d.stats.pauses === 1 && d.stats.released === 2),
+    });
+    await startAndLetSleep(d);
+    const ids = [
+      ...(await insertEvents(t.owner, a, 2, { queue: 'q-oom' })),
+      ...(await insertEvents(t.owner, b, 2, { queue: 'q-oom' })),
+    ];
+    d.wake([a]); // lane 1: a's claim goes through, its add is refused → pause, release
+    d.wake([b]); // lane 2: b's claim is held until then
+    try {
+      await waitFor('both claims released', async () => d.stats.released === 4, 5000, 5);
+    } finally {
+      await d.stop();
+    }
+    expect(producer.bulks).toEqual([[a]]);
+    expect(d.stats).toMatchObject({ claimed: 4, released: 4, failed: 0, pauses: 1 });
+    const { rows } = await t.owner.query(
+      `select status, attempt_count, locked_by from outbox_events where id = any($1)`,
+      [ids],
+    );
+    expect(rows).toEqual(Array(4).fill({ status: 'pending', attempt_count: 0, locked_by: null }));
   });
 
   it("a fast lane's bulk across workspaces charges its error to the failing event only", async () => {

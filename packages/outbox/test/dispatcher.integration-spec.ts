@@ -386,9 +386,12 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
     const d = new OutboxDispatcher({ db: t.agentDb, producer, onBatch: (r) => reports.push(r) });
     await d.drain();
     expect(await statusCounts(t.owner)).toEqual({ dispatched: 5010 });
-    const smallIndex = reports.findIndex((r) => r.workspaceId === small.workspaceId);
-    expect(reports[smallIndex]).toMatchObject({ round: 1, dispatched: 10 });
-    const bigBefore = reports.slice(0, smallIndex).reduce((n, r) => n + r.dispatched, 0);
+    // Two lanes may claim the small workspace at once and split its 10 events (SKIP LOCKED).
+    const smallReports = reports.filter((r) => r.workspaceId === small.workspaceId);
+    expect(smallReports.map((r) => r.round)).toEqual(smallReports.map(() => 1));
+    expect(smallReports.reduce((n, r) => n + r.dispatched, 0)).toBe(10);
+    const lastSmall = reports.lastIndexOf(smallReports.at(-1)!);
+    const bigBefore = reports.slice(0, lastSmall).reduce((n, r) => n + r.dispatched, 0);
     expect(bigBefore).toBeLessThan(5000 / 2);
   });
 

@@ -126,4 +126,33 @@ describe('the outbox on a Redis Cluster', () => {
     expect(await producer.redisRunId()).toBe(/^run_id:(\w+)/m.exec(await holder.info('server'))![1]);
     await producer.close();
   });
+
+  it('a worker closes while its cluster clients wait to reconnect (every node gone)', async () => {
+    // A cluster of its own: this test kills it. With ioredis 6.0.0 the close hung for good: a
+    // Cluster disconnected while waiting to reconnect (no node connection left) never ended,
+    // and BullMQ waits for its blocking connection's end (seen after failovers under load).
+    const doomed = await startRedisCluster({ masters: 3 });
+    const runtime = new OutboxWorkerRuntime({
+      db: t.agentDb,
+      registry: new JobRegistry().handle(job, async () => null),
+      redis: { url: doomed.url, cluster: true },
+      prefix,
+      queues: [QUEUE],
+      failedSweepIntervalMs: 0,
+    });
+    let closed = false;
+    try {
+      await runtime.start();
+      for (const port of doomed.ports) await doomed.kill(port);
+      // Long enough for every client to see its nodes gone and back off (100 ms, then 200 …).
+      await new Promise((r) => setTimeout(r, 1500));
+      const closing = runtime.close().then(() => (closed = true));
+      await Promise.race([closing, new Promise((r) => setTimeout(r, 10_000))]);
+      expect(closed ? 'closed' : `still closing: ${runtime.closePending()}`).toBe('closed');
+    } finally {
+      // A hung close leaves its Worker to jest's teardown: kill() would wait on the same end.
+      if (!closed) void runtime.kill();
+      await doomed.stop();
+    }
+  });
 });

@@ -20,6 +20,11 @@ export interface WorkerRuntimeOptions {
   /** Where Redis is: the runtime opens (and closes) one connection per Worker and Queue it makes. */
   readonly redis: RedisTarget;
   readonly prefix: string;
+  /**
+   * How long close() waits for a Worker with no job active before leaving it behind (ms, default
+   * 2000; closeWorker).
+   */
+  readonly idleCloseGraceMs?: number;
   /** Jobs processed at once per queue. */
   readonly concurrency?: number;
   /** Only these queues (default: every queue of the registry). */
@@ -95,6 +100,8 @@ export class OutboxWorkerRuntime {
   /** close()'s step under way, and the queues whose Worker has not closed yet (closePending). */
   private closeStep: string | null = null;
   private readonly closingQueues = new Set<string>();
+  /** Per queue, jobs in the processor now. */
+  private readonly active = new Map<string, number>();
   /** Per queue, for pausing it (Queue.rateLimit) while the database is unreachable. */
   private readonly queues = new Map<string, Queue>();
   /** The connections given to the Workers and Queues: BullMQ does not close what it was given. */
@@ -130,7 +137,7 @@ export class OutboxWorkerRuntime {
     this.stopped = false;
     const queues = this.options.queues ?? this.options.registry.queues();
     for (const queue of queues) {
-      const worker = new Worker(queue, (job, token) => this.process(job, token), {
+      const worker = new Worker(queue, (job, token) => this.processCounted(queue, job, token), {
         connection: this.bullConnection(),
         prefix: this.options.prefix,
         concurrency: this.options.concurrency ?? 16,
@@ -286,17 +293,56 @@ export class OutboxWorkerRuntime {
     this.closeStep = 'the dead-letter reactions';
     await this.stopReactions();
     this.closeStep = 'workers';
-    await Promise.all(
-      this.workers.map((w) => {
-        this.closingQueues.add(w.name);
-        return w.close().finally(() => this.closingQueues.delete(w.name));
-      }),
-    );
+    await Promise.all(this.workers.map((w) => this.closeWorker(w)));
     this.workers.length = 0;
     this.closeStep = 'queues';
     await this.closeQueues();
     this.closeConnections();
     this.closeStep = null;
+  }
+
+  /**
+   * Closes one Worker once its active jobs are finished. BullMQ's close can then still hang: when
+   * Redis went away under the Worker's blocking read (a failover, a crash) the read may be
+   * recovering its connection, and a reconnect that races the close never settles (BullMQ 6.7,
+   * ioredis 6.1; docs/scaling.md). A
+   * Worker with no job in its processor for idleCloseGraceMs whose close is still pending is left
+   * behind: it holds no job, and its connections are dropped with the others.
+   */
+  private async closeWorker(worker: Worker): Promise<void> {
+    const queue = worker.name;
+    this.closingQueues.add(queue);
+    let settled = false;
+    const closing = worker.close().finally(() => {
+      settled = true;
+      this.closingQueues.delete(queue);
+    });
+    const graceMs = this.options.idleCloseGraceMs ?? 2000;
+    let idleSince: number | null = null;
+    while (!settled) {
+      await Promise.race([closing, new Promise((r) => setTimeout(r, 100))]);
+      if (settled) return;
+      if (this.active.get(queue)) {
+        idleSince = null;
+        continue;
+      }
+      idleSince ??= Date.now();
+      if (Date.now() - idleSince >= graceMs) {
+        this.logger.warn('worker close still pending with no job active: left behind', { queue, graceMs });
+        this.closingQueues.delete(queue);
+        return;
+      }
+    }
+  }
+
+  /** process(), counted per queue while it runs (closeWorker). */
+  private async processCounted(queue: string, job: Job, token?: string): Promise<JobOutcome> {
+    this.active.set(queue, (this.active.get(queue) ?? 0) + 1);
+    try {
+      return await this.process(job, token);
+    } finally {
+      this.active.set(queue, this.active.get(queue)! - 1);
+    }
   }
 
   /**

@@ -115,17 +115,11 @@ describe('Redis Cluster failover: the queue slot’s master killed, its replica 
     expect(await effects(all)).toEqual({ n: 60, events: 60 });
     expect(await dispatched(all)).toBe(60); // none pending again, none dead-lettered
     expect(await dispatcher.stop()).toEqual({ code: 0, signal: null });
-    // The worker's stop is allowed the crash path it is bounded by (OUTBOX_STOP_TIMEOUT_MS: exit
-    // 1, its jobs recovered as after a crash), never another failure: once in a loaded CI run its
-    // BullMQ close hung after the failover (not reproduced since); its output is printed then.
+    // A clean stop too: its BullMQ close used to hang here about one run in seven under load
+    // (ioredis 6.0.0, and a BullMQ reconnect racing the close: docs/scaling.md).
     const exit = await worker.stop();
-    if (exit.code !== 0) {
-      console.warn(
-        `worker stop after the failover: ${JSON.stringify(exit)}\n${worker.output().slice(-6000)}`,
-      );
-      expect(worker.output()).toMatch(/stop did not finish within 10000 ms/);
-    }
-    expect(exit.signal).toBeNull();
-    expect([0, 1]).toContain(exit.code);
+    if (exit.code !== 0)
+      console.warn(`worker stop: ${JSON.stringify(exit)}\n${worker.output().slice(-6000)}`);
+    expect(exit).toEqual({ code: 0, signal: null });
   });
 });

@@ -164,11 +164,14 @@ describe('Redis unreachable for 10 s in the middle of a run', () => {
     expect(await dispatcher.stop()).toEqual({ code: 0, signal: null });
   });
 
-  // BullMQ can neither finish nor close anything while Redis is away, so a worker's graceful stop
-  // waited for Redis forever (seen by hand: still running long after SIGTERM). The stop timeout
-  // bounds it; the dispatcher, paused and holding no lease, stops cleanly.
-  it('SIGTERM while Redis is unreachable: the worker exits after OUTBOX_STOP_TIMEOUT_MS, the dispatcher at once', async () => {
+  // BullMQ cannot finish a job while Redis is away, so a worker's graceful stop with a job in its
+  // handler waited for Redis forever (seen by hand: still running long after SIGTERM). The stop
+  // timeout bounds it; the dispatcher, paused and holding no lease, stops cleanly. The job is held
+  // in its handler by a lock on the table its effect writes.
+  it('SIGTERM while Redis is unreachable and a job runs: the worker exits after OUTBOX_STOP_TIMEOUT_MS, the dispatcher at once', async () => {
     if (!server) await startRedis();
+    await createTestTables(t.owner);
+    const ws = (await seedWorkspace(t.owner, 'held')).workspaceId;
     const env = roleEnv(t, {
       REDIS_URL: `redis://127.0.0.1:${port}`,
       OUTBOX_STOP_TIMEOUT_MS: '1500',
@@ -178,22 +181,61 @@ describe('Redis unreachable for 10 s in the middle of a run', () => {
     const dispatcher = spawnNode('dispatcher', DISPATCHER, env);
     await worker.waitForOutput(/worker ready/);
     await dispatcher.waitForOutput(/dispatcher ready/);
-    await killRedis();
-    await dispatcher.waitForOutput(/dispatcher paused/);
+    const lock = await t.owner.connect();
+    try {
+      await lock.query('begin');
+      await lock.query('lock table outbox_test_effects in access exclusive mode');
+      await t.owner.query(
+        `insert into outbox_events (id, workspace_id, queue, event_type, payload)
+         values (gen_random_uuid(), $1, 'outbox-test', 'outbox.test-effect', '{"marker":"held"}')`,
+        [ws],
+      );
+      await waitUntil('the job in its handler, waiting for the lock', async () => {
+        const { rows } = await t.owner.query(
+          `select 1 from pg_locks where relation = 'outbox_test_effects'::regclass and not granted`,
+        );
+        return rows.length > 0;
+      });
+      await killRedis();
+      await dispatcher.waitForOutput(/dispatcher paused/);
 
+      const signalled = Date.now();
+      const [workerExit, dispatcherExit] = await Promise.all([
+        worker.stop('SIGTERM'),
+        dispatcher.stop('SIGTERM'),
+      ]);
+      expect(dispatcherExit).toEqual({ code: 0, signal: null });
+      expect(workerExit).toEqual({ code: 1, signal: null });
+      expect(Date.now() - signalled).toBeGreaterThanOrEqual(1500);
+      expect(Date.now() - signalled).toBeLessThan(10_000);
+      // The message names what the stop still waited on: the Worker of the running job.
+      expect(worker.output()).toMatch(
+        /stop did not finish within 1500 ms \(waiting on the workers of [^)]*\boutbox-test\b/,
+      );
+    } finally {
+      await lock.query('rollback');
+      lock.release();
+    }
+  });
+  // With nothing running there is nothing to wait for: a Worker that cannot close because its
+  // blocking connection was cut mid-read is left behind after the idle grace (worker-runtime.ts).
+  it('SIGTERM while Redis is unreachable and nothing runs: the worker exits cleanly before the stop timeout', async () => {
+    if (!server) await startRedis();
+    const env = roleEnv(t, {
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      OUTBOX_STOP_TIMEOUT_MS: '8000',
+      OUTBOX_REDIS_RETRY_MS: '200',
+    });
+    const worker = spawnNode('worker', WORKER, env);
+    await worker.waitForOutput(/worker ready/);
+    await killRedis();
+    await worker.waitForOutput(/worker connection error/);
     const signalled = Date.now();
-    const [workerExit, dispatcherExit] = await Promise.all([
-      worker.stop('SIGTERM'),
-      dispatcher.stop('SIGTERM'),
-    ]);
-    expect(dispatcherExit).toEqual({ code: 0, signal: null });
-    expect(workerExit).toEqual({ code: 1, signal: null });
-    expect(Date.now() - signalled).toBeGreaterThanOrEqual(1500);
-    expect(Date.now() - signalled).toBeLessThan(10_000);
-    // The message names what the stop still waited on: the workers, whose connections cannot close.
-    expect(worker.output()).toMatch(
-      /stop did not finish within 1500 ms \(waiting on the workers of [^)]*\boutbox-test\b/,
-    );
+    const exit = await worker.stop('SIGTERM');
+    if (exit.code !== 0) process.stdout.write(worker.output());
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(Date.now() - signalled).toBeLessThan(8000);
+    expect(worker.output()).not.toMatch(/stop did not finish/);
   });
   it('Redis killed with -9 and restarted empty: the dispatcher delivers the lost jobs again, each effect happens once', async () => {
     if (server) await killRedis();

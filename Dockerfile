@@ -4,6 +4,8 @@ ARG NODE_IMAGE=node:20-bookworm-slim
 
 # ---- build: the locked dependencies, the build, then only production dependencies ----
 FROM ${NODE_IMAGE} AS build
+# Marks this stage's images, so CI can remove the ones a newer build replaced (ci-containers.sh).
+LABEL listing.stage=build
 # python3/make/g++: better-sqlite3's addon (the simulator's state file) is compiled from source.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \

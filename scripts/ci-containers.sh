@@ -64,7 +64,11 @@ step "(a) the integration project through Testcontainers"
 )
 
 step "(b) the project image"
+# The build stage under a fixed tag: the next run reuses it as its cache (the install layers),
+# and the one it replaces, otherwise left dangling after every run with new sources, is removed.
+docker build -q --target build -t listing:ci-build . >/dev/null
 docker build -q -t "$IMAGE" . >/dev/null
+docker image prune -f --filter label=listing.stage=build >/dev/null
 docker images "$IMAGE" --format 'image size: {{.Size}}'
 
 step "compose: up (${COMPOSE_FILE})"

@@ -60,4 +60,5 @@ export { openSimState } from './state/open-sim-state';
 export { loadSimConfig, ConfigError, type SimConfig } from './config/sim-config';
 export { SimAdminClient, SimAdminError } from './sim-admin-client';
 export type { CountersSnapshot, KeyCounters } from './state/sim-counters';
+export type { Product as SimProduct } from './marketplace/marketplace-store';
 export type { FaultRuleInput } from './faults/fault-injector';

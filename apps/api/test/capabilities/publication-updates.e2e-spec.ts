@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { useTestDatabase } from '@listing/testing';
-import { SimAdminClient } from '@listing/platform-sim';
+import { SimAdminClient, type SimProduct } from '@listing/platform-sim';
 import { waitUntil } from '../outbox/processes';
 import { MediaStack, type OperationBody } from '../media/media-stack';
 import { registerUser } from '../support/api-client';
@@ -23,14 +23,6 @@ interface Update {
   errorCode: string | null;
   appliedAt: string | null;
 }
-interface SimProduct {
-  productId: string;
-  title: string;
-  version: number;
-  attributes?: Record<string, string>;
-  images: string[];
-}
-
 /**
  * Product updates: a newer revision of a live draft updates its product, in revision order per
  * product, whatever order the events reach the worker in (real processes, counted at the
@@ -45,22 +37,12 @@ describe('publication updates (real processes)', () => {
   beforeAll(async () => {
     await stack.start();
     admin = new SimAdminClient(stack.sim.url);
-    const storeExternalId = `shop-${randomUUID().slice(0, 8)}`;
-    const connected = await stack.client.post<{ store: { id: string }; operation: OperationBody }>(
-      stack.ws('/stores'),
-      { platform: 'sim', storeExternalId, apiKey, apiSecret: 'secret' },
-      { key: randomUUID() },
-    );
-    await stack.waitForOperation(connected.body.operation.id);
-    store = { id: connected.body.store.id, storeExternalId };
+    store = await stack.connectSimStore(apiKey);
   });
   afterAll(() => stack.stop());
 
   const simProduct = async (productId: string): Promise<SimProduct> => {
-    const res = await fetch(
-      `${stack.sim.url}/platform/v1/stores/${store.storeExternalId}/products/${productId}`,
-      { headers: { authorization: `Bearer ${apiKey}` } },
-    );
+    const res = await stack.simStoreGet(store, apiKey, `/products/${productId}`);
     expect(res.status).toBe(200);
     return (await res.json()) as SimProduct;
   };

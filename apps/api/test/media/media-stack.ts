@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,7 +9,7 @@ import { DISPATCHER, killAll, roleEnv, spawnNode, WORKER, type Spawned } from '.
 import { LocalDirectoryObjectStorage } from '../../src/modules/object-storage/local-directory-object-storage';
 import { registerUser } from '../support/api-client';
 import { spawnApiProcess } from '../support/api-process';
-import { ProcessStack } from '../support/process-stack';
+import { ProcessStack, type OperationBody } from '../support/process-stack';
 
 export type { OperationBody } from '../support/process-stack';
 
@@ -52,6 +53,26 @@ export class MediaStack extends ProcessStack {
     this.dispatcher = spawnNode('dispatcher', DISPATCHER, role);
     this.redis = connectRedis(this.t.info.redis, { maxRetriesPerRequest: null });
     this.user = await registerUser(this.apiUrl);
+  }
+
+  /** A simulator store connected through the API (its connect operation finished). */
+  async connectSimStore(apiKey: string): Promise<{ id: string; storeExternalId: string }> {
+    const storeExternalId = `shop-${randomUUID().slice(0, 8)}`;
+    const connected = await this.client.post<{ store: { id: string }; operation: OperationBody }>(
+      this.ws('/stores'),
+      { platform: 'sim', storeExternalId, apiKey, apiSecret: 'secret' },
+      { key: randomUUID() },
+    );
+    if (connected.status !== 202) throw new Error(`store connect → ${connected.status}`);
+    await this.waitForOperation(connected.body.operation.id);
+    return { id: connected.body.store.id, storeExternalId };
+  }
+
+  /** A GET of the simulator's marketplace API under one store, as the store's API key. */
+  simStoreGet(store: { storeExternalId: string }, apiKey: string, path: string): Promise<Response> {
+    return fetch(`${this.sim.url}/platform/v1/stores/${store.storeExternalId}${path}`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
   }
 
   /** Raw bytes from the simulator (counted there as a media request). */

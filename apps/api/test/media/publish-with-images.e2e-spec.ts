@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { useTestDatabase } from '@listing/testing';
-import { SimAdminClient } from '@listing/platform-sim';
+import { SimAdminClient, type SimProduct } from '@listing/platform-sim';
 import { waitUntil } from '../outbox/processes';
 import { MediaStack, type OperationBody } from './media-stack';
 
@@ -12,17 +12,6 @@ interface Media {
   status: string;
   checksumSha256: string | null;
 }
-interface SimProduct {
-  productId: string;
-  title: string;
-  description?: string;
-  price: string | null;
-  currency?: string;
-  categoryId?: string;
-  attributes?: Record<string, string>;
-  images: string[];
-}
-
 /** Publish carries the revision's content: its fields, its attributes and its ready images. */
 describe('publishing a draft with images and attributes (real processes)', () => {
   const stack = new MediaStack(t);
@@ -33,15 +22,7 @@ describe('publishing a draft with images and attributes (real processes)', () =>
   beforeAll(async () => {
     await stack.start();
     admin = new SimAdminClient(stack.sim.url);
-    const storeExternalId = `shop-${randomUUID().slice(0, 8)}`;
-    const connected = await stack.client.post<{ store: { id: string }; operation: OperationBody }>(
-      stack.ws('/stores'),
-      { platform: 'sim', storeExternalId, apiKey, apiSecret: 'secret' },
-      { key: randomUUID() },
-    );
-    expect(connected.status).toBe(202);
-    await stack.waitForOperation(connected.body.operation.id);
-    store = { id: connected.body.store.id, storeExternalId };
+    store = await stack.connectSimStore(apiKey);
   });
   afterAll(() => stack.stop());
 
@@ -69,10 +50,7 @@ describe('publishing a draft with images and attributes (real processes)', () =>
     return { ...media.body, bytes };
   }
 
-  const simGet = (path: string) =>
-    fetch(`${stack.sim.url}/platform/v1/stores/${store.storeExternalId}${path}`, {
-      headers: { authorization: `Bearer ${apiKey}` },
-    });
+  const simGet = (path: string) => stack.simStoreGet(store, apiKey, path);
 
   it('sends title, description, price, category, attributes and the ready images, each uploaded once', async () => {
     const png = await readyImage('product-300x200.png', 'image/png');

@@ -139,6 +139,7 @@ describe('the outbox on a Redis Cluster', () => {
       prefix,
       queues: [QUEUE],
       failedSweepIntervalMs: 0,
+      idleCloseGraceMs: 60_000, // BullMQ's own close is under test, not the runtime's way round it
     });
     let closed = false;
     try {

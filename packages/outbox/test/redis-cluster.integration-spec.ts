@@ -14,6 +14,7 @@ import {
   OutboxNudger,
   OutboxWorkerRuntime,
   QueueProducer,
+  connectBullmqRedis,
   connectProducerRedis,
   connectRedis,
   defineJob,
@@ -111,11 +112,15 @@ describe('the outbox on a Redis Cluster', () => {
       const ids = await insertEvents(t.owner, ws.workspaceId, 50, { queue: QUEUE, type: job.name });
       await new OutboxDispatcher({ db: t.agentDb, producer }).drain();
       await waitFor('every event handled', async () => seen.size === 50);
-      const { rows } = await t.owner.query(
-        `select count(*)::int as n from outbox_inbox where event_id = any($1::uuid[])`,
-        [ids],
-      );
-      expect(rows[0].n).toBe(50);
+      // The inbox row commits just after its handler returns: read until the last one has.
+      const inboxed = async () =>
+        (
+          await t.owner.query<{ n: number }>(
+            `select count(*)::int as n from outbox_inbox where event_id = any($1::uuid[])`,
+            [ids],
+          )
+        ).rows[0]!.n;
+      await waitFor('every inbox row committed', async () => (await inboxed()) === 50);
     } finally {
       await runtime.close();
     }
@@ -127,11 +132,15 @@ describe('the outbox on a Redis Cluster', () => {
     await producer.close();
   });
 
-  it('a worker closes while its cluster clients wait to reconnect (every node gone)', async () => {
-    // A cluster of its own: this test kills it. With ioredis 6.0.0 the close hung for good: a
-    // Cluster disconnected while waiting to reconnect (no node connection left) never ended,
-    // and BullMQ waits for its blocking connection's end (seen after failovers under load).
+  it('every node gone: a waiting cluster client still ends on disconnect, and a worker closes', async () => {
+    // A cluster of its own: this test kills it. With ioredis 6.0.0 a Cluster disconnected while
+    // waiting to reconnect (no node connection left) never emitted `end`, and BullMQ's
+    // Worker.close() waits for its blocking connection's end: the worker's stop hung for good
+    // (seen after failovers under load). The first check is that property itself, so it holds
+    // whatever the runtime does around a hung close (worker-runtime.ts, closeWorker).
     const doomed = await startRedisCluster({ masters: 3 });
+    const waiting = connectBullmqRedis({ url: doomed.url, cluster: true });
+    waiting.on('error', () => undefined);
     const runtime = new OutboxWorkerRuntime({
       db: t.agentDb,
       registry: new JobRegistry().handle(job, async () => null),
@@ -139,14 +148,22 @@ describe('the outbox on a Redis Cluster', () => {
       prefix,
       queues: [QUEUE],
       failedSweepIntervalMs: 0,
-      idleCloseGraceMs: 60_000, // BullMQ's own close is under test, not the runtime's way round it
     });
     let closed = false;
     try {
       await runtime.start();
+      await waiting.ping();
       for (const port of doomed.ports) await doomed.kill(port);
       // Long enough for every client to see its nodes gone and back off (100 ms, then 200 …).
       await new Promise((r) => setTimeout(r, 1500));
+      // A command finds every node gone: the client drops its pool and waits to reconnect.
+      void waiting.ping().catch(() => undefined);
+      await waitFor('the client waiting to reconnect', async () => waiting.status === 'reconnecting');
+      const ended = new Promise<string>((r) => waiting.once('end', () => r('ended')));
+      waiting.disconnect();
+      expect(await Promise.race([ended, new Promise((r) => setTimeout(() => r('no end'), 5000))])).toBe(
+        'ended',
+      );
       const closing = runtime.close().then(() => (closed = true));
       await Promise.race([closing, new Promise((r) => setTimeout(r, 10_000))]);
       expect(closed ? 'closed' : `still closing: ${runtime.closePending()}`).toBe('closed');

@@ -305,9 +305,9 @@ export class OutboxWorkerRuntime {
    * Closes one Worker once its active jobs are finished. BullMQ's close can then still hang: when
    * Redis went away under the Worker's blocking read (a failover, a crash) the read may be
    * recovering its connection, and a reconnect that races the close never settles (BullMQ 6.7,
-   * ioredis 6.1; docs/scaling.md). A
-   * Worker with no job in its processor for idleCloseGraceMs whose close is still pending is left
-   * behind: it holds no job, and its connections are dropped with the others.
+   * ioredis 6.1; docs/scaling.md). A Worker with no job in its processor for idleCloseGraceMs
+   * whose close is still pending is left behind: it holds no job, and its connections are dropped
+   * with the others.
    */
   private async closeWorker(worker: Worker): Promise<void> {
     const queue = worker.name;

@@ -74,9 +74,12 @@ describe('SIGTERM during load', () => {
 
     expect(exit).toEqual({ code: 0, signal: null });
     // Before the listener closes (grace period: 700 ms after the signal) no request fails. After
-    // it, a connection the kernel accepted but Node never picked up is reset by the kernel (the
-    // request never reached the application); apart from those, only refused connections.
-    expect([...errors.keys()].filter((c) => c !== 'ECONNREFUSED' && c !== 'ECONNRESET')).toEqual([]);
+    // it, a connection the kernel accepted but Node never picked up is reset by the kernel
+    // (ECONNRESET), and one Node holds with no request parsed yet is closed as idle by the
+    // listener's close (undici: UND_ERR_SOCKET, "other side closed"; once in a CI run): in both
+    // the request never reached the application. Apart from those, only refused connections.
+    const beforeTheApp = new Set(['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET']);
+    expect([...errors.keys()].filter((c) => !beforeTheApp.has(c))).toEqual([]);
     expect(errors.get('ECONNREFUSED')).toBeGreaterThan(0);
     for (const at of resetsAt) expect(at - signalledAt).toBeGreaterThanOrEqual(700);
     // A request that reaches Nest once the listener is closing gets a clean 503 with

@@ -8,15 +8,19 @@
 --
 
 CREATE FUNCTION public.app_authenticate(p_token_hash bytea, p_workspace uuid) RETURNS TABLE(user_id uuid, session_id uuid, role text, first_use boolean)
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
+  #variable_conflict use_column
+  BEGIN
+    RETURN QUERY
     SELECT t.user_id, t.session_id, m.role, t.used_at IS NULL
       FROM auth_access_tokens t
       JOIN auth_sessions s ON s.id = t.session_id
       LEFT JOIN workspace_members m ON m.user_id = t.user_id AND m.workspace_id = p_workspace
      WHERE t.token_hash = p_token_hash AND t.expires_at > now()
-       AND s.revoked_at IS NULL AND s.expires_at > now()
+       AND s.revoked_at IS NULL AND s.expires_at > now();
+  END
   $$;
 
 ALTER FUNCTION public.app_authenticate(p_token_hash bytea, p_workspace uuid) OWNER TO listing_owner;
@@ -61,11 +65,15 @@ ALTER FUNCTION public.app_delete_expired_idempotency(p_limit integer) OWNER TO l
 --
 
 CREATE FUNCTION public.app_find_refresh_token(p_token_hash bytea) RETURNS TABLE(session_id uuid, used_seconds_ago double precision)
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
+  #variable_conflict use_column
+  BEGIN
+    RETURN QUERY
     SELECT t.session_id, extract(epoch FROM now() - t.used_at)::float8
-      FROM auth_refresh_tokens t WHERE t.token_hash = p_token_hash
+      FROM auth_refresh_tokens t WHERE t.token_hash = p_token_hash;
+  END
   $$;
 
 ALTER FUNCTION public.app_find_refresh_token(p_token_hash bytea) OWNER TO listing_owner;
@@ -75,12 +83,15 @@ ALTER FUNCTION public.app_find_refresh_token(p_token_hash bytea) OWNER TO listin
 --
 
 CREATE FUNCTION public.app_insert_access_token(p_token_hash bytea, p_session_id uuid, p_ttl_seconds integer) RETURNS void
-    LANGUAGE sql SECURITY DEFINER
+    LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
+  #variable_conflict use_column
+  BEGIN
     INSERT INTO auth_access_tokens (token_hash, session_id, user_id, expires_at)
     SELECT p_token_hash, s.id, s.user_id, now() + make_interval(secs => p_ttl_seconds)
-      FROM auth_sessions s WHERE s.id = p_session_id
+      FROM auth_sessions s WHERE s.id = p_session_id;
+  END
   $$;
 
 ALTER FUNCTION public.app_insert_access_token(p_token_hash bytea, p_session_id uuid, p_ttl_seconds integer) OWNER TO listing_owner;
@@ -90,10 +101,13 @@ ALTER FUNCTION public.app_insert_access_token(p_token_hash bytea, p_session_id u
 --
 
 CREATE FUNCTION public.app_insert_refresh_token(p_session_id uuid, p_token_hash bytea) RETURNS void
-    LANGUAGE sql SECURITY DEFINER
+    LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-    INSERT INTO auth_refresh_tokens (token_hash, session_id) VALUES (p_token_hash, p_session_id)
+  #variable_conflict use_column
+  BEGIN
+    INSERT INTO auth_refresh_tokens (token_hash, session_id) VALUES (p_token_hash, p_session_id);
+  END
   $$;
 
 ALTER FUNCTION public.app_insert_refresh_token(p_session_id uuid, p_token_hash bytea) OWNER TO listing_owner;
@@ -103,11 +117,14 @@ ALTER FUNCTION public.app_insert_refresh_token(p_session_id uuid, p_token_hash b
 --
 
 CREATE FUNCTION public.app_insert_session(p_id uuid, p_user_id uuid, p_ttl_seconds integer) RETURNS void
-    LANGUAGE sql SECURITY DEFINER
+    LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
+  #variable_conflict use_column
+  BEGIN
     INSERT INTO auth_sessions (id, user_id, expires_at)
-    VALUES (p_id, p_user_id, now() + make_interval(secs => p_ttl_seconds))
+    VALUES (p_id, p_user_id, now() + make_interval(secs => p_ttl_seconds));
+  END
   $$;
 
 ALTER FUNCTION public.app_insert_session(p_id uuid, p_user_id uuid, p_ttl_seconds integer) OWNER TO listing_owner;
@@ -134,10 +151,13 @@ ALTER FUNCTION public.app_insert_user(p_id uuid, p_email text, p_password_hash t
 --
 
 CREATE FUNCTION public.app_login_lookup(p_email text) RETURNS TABLE(id uuid, email text, password_hash text)
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-    SELECT u.id, u.email, u.password_hash FROM users u WHERE lower(u.email) = lower(p_email)
+  #variable_conflict use_column
+  BEGIN
+    RETURN QUERY SELECT u.id, u.email, u.password_hash FROM users u WHERE lower(u.email) = lower(p_email);
+  END
   $$;
 
 ALTER FUNCTION public.app_login_lookup(p_email text) OWNER TO listing_owner;
@@ -147,10 +167,13 @@ ALTER FUNCTION public.app_login_lookup(p_email text) OWNER TO listing_owner;
 --
 
 CREATE FUNCTION public.app_mark_access_token_used(p_token_hash bytea) RETURNS void
-    LANGUAGE sql SECURITY DEFINER
+    LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-    UPDATE auth_access_tokens SET used_at = now() WHERE token_hash = p_token_hash AND used_at IS NULL
+  #variable_conflict use_column
+  BEGIN
+    UPDATE auth_access_tokens SET used_at = now() WHERE token_hash = p_token_hash AND used_at IS NULL;
+  END
   $$;
 
 ALTER FUNCTION public.app_mark_access_token_used(p_token_hash bytea) OWNER TO listing_owner;
@@ -160,12 +183,16 @@ ALTER FUNCTION public.app_mark_access_token_used(p_token_hash bytea) OWNER TO li
 --
 
 CREATE FUNCTION public.app_member_email(p_user_id uuid) RETURNS text
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-    SELECT u.email FROM users u
-      JOIN workspace_members m ON m.user_id = u.id AND m.workspace_id = app_current_workspace()
-     WHERE u.id = p_user_id
+  #variable_conflict use_column
+  BEGIN
+    RETURN (SELECT u.email FROM users u
+              JOIN workspace_members m ON m.user_id = u.id AND m.workspace_id = app_current_workspace()
+             WHERE u.id = p_user_id
+             LIMIT 1);
+  END
   $$;
 
 ALTER FUNCTION public.app_member_email(p_user_id uuid) OWNER TO listing_owner;
@@ -186,12 +213,16 @@ ALTER FUNCTION public.app_member_role(p_user_id uuid, p_workspace_id uuid) OWNER
 --
 
 CREATE FUNCTION public.app_member_role_by_email(p_email text) RETURNS text
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-    SELECT m.role FROM users u
-      JOIN workspace_members m ON m.user_id = u.id AND m.workspace_id = app_current_workspace()
-     WHERE lower(u.email) = lower(p_email)
+  #variable_conflict use_column
+  BEGIN
+    RETURN (SELECT m.role FROM users u
+              JOIN workspace_members m ON m.user_id = u.id AND m.workspace_id = app_current_workspace()
+             WHERE lower(u.email) = lower(p_email)
+             LIMIT 1);
+  END
   $$;
 
 ALTER FUNCTION public.app_member_role_by_email(p_email text) OWNER TO listing_owner;
@@ -201,11 +232,14 @@ ALTER FUNCTION public.app_member_role_by_email(p_email text) OWNER TO listing_ow
 --
 
 CREATE FUNCTION public.app_revoke_session(p_session_id uuid) RETURNS void
-    LANGUAGE sql SECURITY DEFINER
+    LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
+  #variable_conflict use_column
+  BEGIN
     UPDATE auth_sessions SET revoked_at = now() WHERE id = p_session_id AND revoked_at IS NULL;
     DELETE FROM auth_access_tokens WHERE session_id = p_session_id;
+  END
   $$;
 
 ALTER FUNCTION public.app_revoke_session(p_session_id uuid) OWNER TO listing_owner;
@@ -238,12 +272,16 @@ ALTER FUNCTION public.app_successor_unused(p_session_id uuid, p_refresh_hash byt
 --
 
 CREATE FUNCTION public.app_token_user(p_token_hash bytea) RETURNS uuid
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-    SELECT t.user_id FROM auth_access_tokens t JOIN auth_sessions s ON s.id = t.session_id
-     WHERE t.token_hash = p_token_hash AND t.expires_at > now()
-       AND s.revoked_at IS NULL AND s.expires_at > now()
+  #variable_conflict use_column
+  BEGIN
+    RETURN (SELECT t.user_id FROM auth_access_tokens t JOIN auth_sessions s ON s.id = t.session_id
+             WHERE t.token_hash = p_token_hash AND t.expires_at > now()
+               AND s.revoked_at IS NULL AND s.expires_at > now()
+             LIMIT 1);
+  END
   $$;
 
 ALTER FUNCTION public.app_token_user(p_token_hash bytea) OWNER TO listing_owner;
@@ -253,14 +291,21 @@ ALTER FUNCTION public.app_token_user(p_token_hash bytea) OWNER TO listing_owner;
 --
 
 CREATE FUNCTION public.app_use_refresh_token(p_token_hash bytea) RETURNS TABLE(session_id uuid, user_id uuid)
-    LANGUAGE sql SECURITY DEFINER
+    LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-    UPDATE auth_refresh_tokens t SET used_at = now()
-      FROM auth_sessions s
-     WHERE t.token_hash = p_token_hash AND t.used_at IS NULL
-       AND s.id = t.session_id AND s.revoked_at IS NULL AND s.expires_at > now()
-    RETURNING t.session_id, s.user_id
+  #variable_conflict use_column
+  BEGIN
+    RETURN QUERY
+    WITH used AS (
+      UPDATE auth_refresh_tokens t SET used_at = now()
+        FROM auth_sessions s
+       WHERE t.token_hash = p_token_hash AND t.used_at IS NULL
+         AND s.id = t.session_id AND s.revoked_at IS NULL AND s.expires_at > now()
+      RETURNING t.session_id, s.user_id
+    )
+    SELECT used.session_id, used.user_id FROM used;
+  END
   $$;
 
 ALTER FUNCTION public.app_use_refresh_token(p_token_hash bytea) OWNER TO listing_owner;
@@ -270,14 +315,18 @@ ALTER FUNCTION public.app_use_refresh_token(p_token_hash bytea) OWNER TO listing
 --
 
 CREATE FUNCTION public.app_user_invitation(p_token_hash bytea, p_id uuid) RETURNS TABLE(id uuid, workspace_id uuid, workspace_name text, role text, created_at timestamp with time zone, expires_at timestamp with time zone, accepted_at timestamp with time zone, declined_at timestamp with time zone)
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
+  #variable_conflict use_column
+  BEGIN
+    RETURN QUERY
     SELECT i.id, i.workspace_id, w.name, i.role, i.created_at, i.expires_at, i.accepted_at, i.declined_at
       FROM users u
       JOIN workspace_invitations i ON i.email = lower(u.email)
       JOIN workspaces w ON w.id = i.workspace_id
-     WHERE u.id = app_token_user(p_token_hash) AND i.id = p_id AND i.sent_at > u.created_at
+     WHERE u.id = app_token_user(p_token_hash) AND i.id = p_id AND i.sent_at > u.created_at;
+  END
   $$;
 
 ALTER FUNCTION public.app_user_invitation(p_token_hash bytea, p_id uuid) OWNER TO listing_owner;
@@ -287,16 +336,20 @@ ALTER FUNCTION public.app_user_invitation(p_token_hash bytea, p_id uuid) OWNER T
 --
 
 CREATE FUNCTION public.app_user_invitations(p_token_hash bytea) RETURNS TABLE(id uuid, workspace_id uuid, workspace_name text, role text, created_at timestamp with time zone, expires_at timestamp with time zone)
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
+  #variable_conflict use_column
+  BEGIN
+    RETURN QUERY
     SELECT i.id, i.workspace_id, w.name, i.role, i.created_at, i.expires_at
       FROM users u
       JOIN workspace_invitations i ON i.email = lower(u.email)
       JOIN workspaces w ON w.id = i.workspace_id
      WHERE u.id = app_token_user(p_token_hash) AND i.accepted_at IS NULL AND i.declined_at IS NULL
        AND i.expires_at > now() AND i.sent_at > u.created_at
-     ORDER BY i.created_at, i.id
+     ORDER BY i.created_at, i.id;
+  END
   $$;
 
 ALTER FUNCTION public.app_user_invitations(p_token_hash bytea) OWNER TO listing_owner;
@@ -306,12 +359,16 @@ ALTER FUNCTION public.app_user_invitations(p_token_hash bytea) OWNER TO listing_
 --
 
 CREATE FUNCTION public.app_user_workspaces(p_token_hash bytea) RETURNS TABLE(workspace_id uuid, name text, role text)
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
+  #variable_conflict use_column
+  BEGIN
+    RETURN QUERY
     SELECT m.workspace_id, w.name, m.role FROM workspace_members m
       JOIN workspaces w ON w.id = m.workspace_id
-     WHERE m.user_id = app_token_user(p_token_hash) ORDER BY m.created_at
+     WHERE m.user_id = app_token_user(p_token_hash) ORDER BY m.created_at;
+  END
   $$;
 
 ALTER FUNCTION public.app_user_workspaces(p_token_hash bytea) OWNER TO listing_owner;
@@ -421,9 +478,12 @@ ALTER FUNCTION public.outbox_dispatched_since(p_since timestamp with time zone, 
 --
 
 CREATE FUNCTION public.outbox_due_workspaces(p_after uuid, p_limit integer) RETURNS SETOF uuid
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
+  #variable_conflict use_column
+  BEGIN
+    RETURN QUERY
     WITH RECURSIVE ws(workspace_id) AS (
       (SELECT e.workspace_id FROM outbox_events e
         WHERE e.status = 'pending'
@@ -440,7 +500,8 @@ CREATE FUNCTION public.outbox_due_workspaces(p_after uuid, p_limit integer) RETU
        AND EXISTS (SELECT 1 FROM outbox_events e
                     WHERE e.status = 'pending' AND e.workspace_id = ws.workspace_id
                       AND e.next_attempt_at <= now())
-     LIMIT least(greatest(p_limit, 1), 10000)
+     LIMIT least(greatest(p_limit, 1), 10000);
+  END
   $$;
 
 ALTER FUNCTION public.outbox_due_workspaces(p_after uuid, p_limit integer) OWNER TO listing_owner;
@@ -450,12 +511,16 @@ ALTER FUNCTION public.outbox_due_workspaces(p_after uuid, p_limit integer) OWNER
 --
 
 CREATE FUNCTION public.outbox_expired_lease_workspaces(p_limit integer) RETURNS SETOF uuid
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
+  #variable_conflict use_column
+  BEGIN
+    RETURN QUERY
     SELECT DISTINCT e.workspace_id FROM outbox_events e
      WHERE e.status = 'dispatching' AND e.locked_until < now()
-     LIMIT least(greatest(p_limit, 1), 10000)
+     LIMIT least(greatest(p_limit, 1), 10000);
+  END
   $$;
 
 ALTER FUNCTION public.outbox_expired_lease_workspaces(p_limit integer) OWNER TO listing_owner;

@@ -86,3 +86,35 @@ describe('Drizzle schema against the migrated database', () => {
     },
   );
 });
+
+/**
+ * PostgreSQL 15 inlines no SQL-language function that is SECURITY DEFINER or has a SET clause,
+ * and plans such a function's body again on every call; plpgsql keeps the plans for the session
+ * (sql/027). Those on a per-request, per-row or per-round path must be plpgsql: app_authenticate
+ * runs on every authenticated request.
+ */
+describe('SECURITY DEFINER functions', () => {
+  // Maintenance and operator reads, called rarely, each call doing batch work; app_member_role is
+  // no longer app_user's to call (sql/024).
+  const rarelyCalled = [
+    'app_delete_expired_idempotency',
+    'app_member_role',
+    'outbox_dead_letters',
+    'outbox_dispatched_since',
+    'outbox_purge_dispatched',
+    'outbox_purge_inbox',
+    'outbox_stats',
+    'outbox_unhandled_dead_letter_workspaces',
+  ];
+
+  it('are plpgsql, but for the rarely called ones', async () => {
+    const { rows } = await t.owner.query<{ proname: string; lanname: string }>(
+      `select p.proname, l.lanname from pg_proc p
+         join pg_namespace n on n.oid = p.pronamespace join pg_language l on l.oid = p.prolang
+        where n.nspname = 'public' and p.prosecdef`,
+    );
+    const sql = rows.filter((r) => r.lanname === 'sql').map((r) => r.proname);
+    expect(sql.sort()).toEqual(rarelyCalled);
+    expect(rows.map((r) => r.proname)).toContain('app_authenticate');
+  });
+});

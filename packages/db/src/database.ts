@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { sql } from 'drizzle-orm';
 import { drizzle, type NodePgDatabase, type NodePgQueryResultHKT } from 'drizzle-orm/node-postgres';
 import type { PgDatabase } from 'drizzle-orm/pg-core';
-import { Pool, type PoolClient, type PoolConfig } from 'pg';
+import { Pool, type PoolClient, type PoolConfig, type QueryConfig } from 'pg';
 import {
   AmbientTransactionError,
   InvalidWorkspaceIdError,
@@ -11,7 +11,8 @@ import {
   TransactionClosedError,
   WorkspaceContextConflictError,
 } from './errors';
-import type { SqlText } from './sql-text';
+import { PgErrorCode, pgErrorCode } from './pg-errors';
+import { sqlParam, type SqlText } from './sql-text';
 
 /** What repositories query through: the ambient transaction, else the pool. */
 export type DbExecutor = PgDatabase<NodePgQueryResultHKT>;
@@ -28,9 +29,26 @@ interface TransactionFrame {
   readonly boundAtCommit: string | null;
   /** The pooled connection the transaction runs on. */
   readonly client: PoolClient;
-  /** Shared by nested frames; set once the transaction ended and its connection went back. */
-  readonly state: { ended: boolean };
+  /** BEGIN with the binding and settings: sent with the transaction's first statement. */
+  readonly begin: string;
+  /**
+   * Shared by nested frames. `ended`: the transaction ended and its connection went back.
+   * `begun`: BEGIN was sent (with the first statement, or alone), settled once it answered.
+   */
+  readonly state: { ended: boolean; begun: Promise<unknown> | null };
 }
+
+/** A value `prepared()` can also send inlined, as an EXECUTE argument (see sqlParam). */
+type Inlinable = Parameters<typeof sqlParam>[0];
+const inlinable = (v: unknown): v is Inlinable =>
+  v === null ||
+  typeof v === 'string' ||
+  typeof v === 'boolean' ||
+  (typeof v === 'number' && Number.isFinite(v)) ||
+  Buffer.isBuffer(v) ||
+  (v instanceof Date && !Number.isNaN(v.getTime()));
+
+const STATEMENT_NAME_RE = /^[a-z_][a-z0-9_]{0,50}$/;
 
 export interface TransactionOptions {
   /**
@@ -76,6 +94,8 @@ export class Database {
   private readonly root: NodePgDatabase;
   private readonly storage = new AsyncLocalStorage<TransactionFrame>();
   private readonly namedStatements: boolean;
+  /** Statements each connection has PREPAREd at SQL level (session state, gone with it). */
+  private readonly sessionPrepared = new WeakMap<PoolClient, Set<string>>();
 
   constructor(options: DatabaseOptions) {
     const { applicationName, preparedStatements = true, ...poolConfig } = options;
@@ -197,6 +217,13 @@ export class Database {
     values: unknown[],
   ): Promise<R[]> {
     const frame = this.frame();
+    if (frame && !frame.state.begun && this.namedStatements && values.every(inlinable)) {
+      // The transaction's first statement: it travels with BEGIN (beginWith).
+      const opening = this.beginWith(frame, name, text, values);
+      frame.state.begun = opening;
+      return (await opening) as R[];
+    }
+    if (frame) await this.begun(frame);
     const query = this.namedStatements ? { name, text, values } : { text, values };
     const result = await (frame ? frame.client : this.pool).query<R>(query);
     return result.rows;
@@ -259,8 +286,12 @@ export class Database {
 
   /**
    * Opens a transaction on one pooled connection. BEGIN, the workspace binding and the lock
-   * timeout travel in one round trip (a simple-protocol multi-statement; the values are
-   * validated above, never user text). Drizzle runs on the checked-out client.
+   * timeout travel together (a simple-protocol multi-statement; the values are validated above,
+   * never user text), and not before they are needed: with the transaction's first statement
+   * when it can share their message (a `prepared()` statement, or the COMMIT message of a
+   * transaction that queued only statements at commit), else alone just before it. One message
+   * is all or nothing: no statement ever runs outside the transaction it was written for, and a
+   * transaction that sent nothing costs nothing. Drizzle runs on the checked-out client.
    */
   private async runTransaction<T>(
     workspaceId: string | null,
@@ -274,34 +305,104 @@ export class Database {
     if (options.lockTimeoutMs !== undefined) {
       begin += `; SET LOCAL lock_timeout = ${Math.max(1, Math.floor(options.lockTimeoutMs))}`;
     }
+    const state: TransactionFrame['state'] = { ended: false, begun: null };
     const frame: TransactionFrame = {
-      tx: drizzle({ client }),
+      // Every Drizzle statement waits for BEGIN first (begun sends it when nothing has yet).
+      tx: drizzle({
+        client: {
+          query: async (config: unknown, values?: unknown) => {
+            await this.begun(frame);
+            return client.query(config as QueryConfig, values as unknown[]);
+          },
+        } as unknown as PoolClient,
+      }),
       workspaceId,
       afterCommit: [],
       atCommit: [],
       boundAtCommit: workspaceId,
       client,
-      state: { ended: false },
+      begin,
+      state,
     };
     let broken: Error | undefined;
     try {
-      await client.query(begin);
       const result = await this.storage.run(frame, fn);
-      const results: unknown = await client.query([...frame.atCommit, 'COMMIT'].join(';\n'));
-      const commit = Array.isArray(results) ? results[results.length - 1] : results;
-      // A statement failed inside and fn swallowed the error: PostgreSQL answers COMMIT with
-      // ROLLBACK. Never report that as success.
-      if ((commit as { command?: string }).command === 'ROLLBACK') throw new TransactionAbortedError();
+      if (state.begun || frame.atCommit.length) {
+        let commitMessage = [...frame.atCommit, 'COMMIT'];
+        if (state.begun) await state.begun;
+        else commitMessage = [begin, ...commitMessage];
+        state.begun ??= Promise.resolve();
+        const results: unknown = await client.query(commitMessage.join(';\n'));
+        const commit = Array.isArray(results) ? results[results.length - 1] : results;
+        // A statement failed inside and fn swallowed the error: PostgreSQL answers COMMIT with
+        // ROLLBACK. Never report that as success.
+        if ((commit as { command?: string }).command === 'ROLLBACK') throw new TransactionAbortedError();
+      }
       for (const callback of frame.afterCommit) safely(callback);
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: Error) => {
-        broken = rollbackError; // the connection is unusable: destroy it, not return it
-      });
+      // Nothing to roll back when nothing was sent. Otherwise ROLLBACK, also after a message that
+      // failed before its BEGIN ran (a notice, no harm).
+      if (state.begun) {
+        await client.query('ROLLBACK').catch((rollbackError: Error) => {
+          broken = rollbackError; // the connection is unusable: destroy it, not return it
+        });
+      }
       throw error;
     } finally {
-      frame.state.ended = true;
+      state.ended = true;
       client.release(broken);
+    }
+  }
+
+  /** Sends the frame's BEGIN alone, once, unless it went (or is going) with a statement. */
+  private begun(frame: TransactionFrame): Promise<unknown> {
+    return (frame.state.begun ??= frame.client.query(frame.begin));
+  }
+
+  /**
+   * BEGIN and a transaction's first statement in one message, the statement as `EXECUTE` of a
+   * session-level prepared statement (PREPAREd in the same message the first time the connection
+   * sees it): planned once per connection, its values inlined as escaped literals (sqlParam).
+   * Returns the statement's rows. PREPARE is not transactional, so a message that failed after
+   * it still leaves the statement prepared; a connection whose record is wrong heals once:
+   * PREPARE of a name it has (42P05) fails before BEGIN runs and is sent again without it, and
+   * EXECUTE of a name it lacks (26000) is rolled back and sent again with it.
+   */
+  private async beginWith(
+    frame: TransactionFrame,
+    name: string,
+    text: string,
+    values: readonly Inlinable[],
+  ): Promise<unknown[]> {
+    if (!STATEMENT_NAME_RE.test(name)) throw new RangeError(`invalid statement name: ${name}`);
+    const { client } = frame;
+    let prepared = this.sessionPrepared.get(client);
+    if (!prepared) this.sessionPrepared.set(client, (prepared = new Set()));
+    // Its own name: pg keeps its protocol-level statements (prepared() after BEGIN) under `name`.
+    const session = `s_${name}`;
+    const execute = `EXECUTE ${session}${values.length ? `(${values.map(sqlParam).join(', ')})` : ''}`;
+    for (let attempt = 0; ; attempt++) {
+      const prepare = !prepared.has(session);
+      const message = `${prepare ? `PREPARE ${session} AS ${text};\n` : ''}${frame.begin};\n${execute}`;
+      try {
+        const results = (await client.query(message)) as unknown as Array<{ rows: unknown[] }>;
+        prepared.add(session);
+        return results[results.length - 1]!.rows;
+      } catch (error) {
+        const code = pgErrorCode(error);
+        if (attempt === 0 && prepare && code === PgErrorCode.duplicatePreparedStatement) {
+          prepared.add(session);
+          continue;
+        }
+        if (attempt === 0 && !prepare && code === PgErrorCode.invalidSqlStatementName) {
+          prepared.delete(session);
+          await client.query('ROLLBACK');
+          continue;
+        }
+        if (prepare) prepared.add(session);
+        throw error;
+      }
     }
   }
 

@@ -6,6 +6,10 @@ export const PgErrorCode = {
   serializationFailure: '40001',
   deadlockDetected: '40P01',
   queryCanceled: '57014',
+  /** PREPARE of a name the session has already prepared. */
+  duplicatePreparedStatement: '42P05',
+  /** EXECUTE of a name the session has not prepared (or no longer has). */
+  invalidSqlStatementName: '26000',
 } as const;
 
 /** The SQLSTATE of an error from pg, also when Drizzle wrapped it (DrizzleQueryError.cause). */

@@ -71,6 +71,25 @@ export function sqlJsonb(value: unknown): SqlText {
   return `${sqlLiteral(json)}::jsonb` as SqlText;
 }
 
+/**
+ * A parameter value as an untyped literal, for `EXECUTE name(…)` of a statement prepared with
+ * `$n` parameters (PostgreSQL casts each literal to the parameter's type): a string escaped as
+ * `sqlLiteral`, a finite number, a boolean, null, a Buffer as bytea hex, a Date exact to the
+ * millisecond. Anything else is refused.
+ */
+export function sqlParam(value: string | number | boolean | Buffer | Date | null): SqlText {
+  if (value === null) return 'NULL' as SqlText;
+  if (typeof value === 'string') return sqlLiteral(value);
+  if (typeof value === 'boolean') return (value ? 'true' : 'false') as SqlText;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new RangeError(`expected a finite number, got ${value}`);
+    return (value < 0 ? `(${value})` : String(value)) as SqlText;
+  }
+  if (Buffer.isBuffer(value)) return sqlLiteral(`\\x${value.toString('hex')}`);
+  if (value instanceof Date) return `'${value.toISOString()}'` as SqlText;
+  throw new TypeError('sqlParam: unsupported value');
+}
+
 /** An instant as timestamptz, exact to the millisecond: `'…Z'::timestamptz`. */
 export function sqlTimestamptz(at: Date): SqlText {
   return `'${at.toISOString()}'::timestamptz` as SqlText; // toISOString throws on an invalid Date

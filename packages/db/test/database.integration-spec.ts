@@ -11,6 +11,7 @@ import {
   TransactionClosedError,
   WorkspaceContextConflictError,
 } from '@listing/db';
+import { Client, type QueryConfig } from 'pg';
 import { CuttableProxy, freeTcpPort, seedWorkspace, useTestDatabase } from '@listing/testing';
 
 const t = useTestDatabase({ poolSize: 25 });
@@ -328,6 +329,168 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
       return r.rows[0]!.v;
     });
     expect(bound).toBe('');
+  });
+});
+
+/** The messages a Database sends (text of each query) while fn runs. */
+async function messagesOf<T>(fn: () => Promise<T>): Promise<{ result: T; messages: string[] }> {
+  const messages: string[] = [];
+  const original = Client.prototype.query;
+  const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (
+    this: Client,
+    ...args: unknown[]
+  ) {
+    const q = args[0] as string | QueryConfig;
+    messages.push(typeof q === 'string' ? q : q.text);
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as never);
+  try {
+    return { result: await fn(), messages };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+describe('Database: BEGIN travels with the first statement', () => {
+  let ws: { workspaceId: string; userId: string };
+  const count = `select count(*)::int as n from idempotency_requests where idempotency_key = $1`;
+  const insertAtCommit = (k: string) =>
+    sqlText`insert into idempotency_requests (workspace_id, user_id, idempotency_key, operation, fingerprint, fingerprint_key_id, status, expires_at)
+       values (${sqlUuid(ws.workspaceId)}, ${sqlUuid(ws.userId)}, ${sqlUuid(k)}, 'POST /b', '\\x00', 'k1', 'PROCESSING', now() + interval '2 days')`;
+  beforeAll(async () => {
+    ws = await seedWorkspace(t.owner);
+  });
+
+  it('a transaction that sends no statement sends nothing, and still runs its afterCommit callbacks', async () => {
+    const done: string[] = [];
+    const { messages } = await messagesOf(() =>
+      t.db.withWorkspace(ws.workspaceId, async () => t.db.afterCommit(() => done.push('after'))),
+    );
+    expect(messages).toEqual([]);
+    expect(done).toEqual(['after']);
+    const failed = await messagesOf(() =>
+      t.db
+        .withWorkspace(ws.workspaceId, async () => Promise.reject(new Error('before any SQL')))
+        .catch((e: Error) => e.message),
+    );
+    expect(failed).toEqual({ result: 'before any SQL', messages: [] }); // no ROLLBACK either
+  });
+
+  it('statements queued for COMMIT alone go in one message with BEGIN, all or nothing', async () => {
+    const key = randomUUID();
+    const { messages } = await messagesOf(() =>
+      t.db.withWorkspace(ws.workspaceId, async () => t.db.executeAtCommit(insertAtCommit(key))),
+    );
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatch(
+      /^BEGIN; SELECT set_config\('app.workspace_id'[\s\S]*insert into[\s\S]*COMMIT$/,
+    );
+    expect((await t.owner.query(count, [key])).rows[0].n).toBe(1);
+
+    const other = randomUUID();
+    await expect(
+      t.db.withWorkspace(ws.workspaceId, async () => {
+        t.db.executeAtCommit(insertAtCommit(other));
+        t.db.executeAtCommit(sqlText`select 1/0`);
+      }),
+    ).rejects.toThrow(/division by zero/);
+    expect((await t.owner.query(count, [other])).rows[0].n).toBe(0);
+  });
+
+  it('a prepared() first statement goes with BEGIN as EXECUTE, PREPAREd once per connection', async () => {
+    const db = new Database({ connectionString: t.info.appUrl, max: 1 });
+    const probe = () =>
+      db.withWorkspace(
+        ws.workspaceId,
+        async () => {
+          const first = await db.prepared<{ ws: string; lock: string }>(
+            'begin_probe',
+            `select current_setting('app.workspace_id') as ws, current_setting('lock_timeout') as lock,
+                    $1::text as echo, $2::int as n, $3::bytea as b`,
+            ["it's", 7, Buffer.from([0, 255])],
+          );
+          const second = await db.executor.execute<{ txid: string }>(
+            sql`select txid_current()::text as txid`,
+          );
+          return { first: first[0], txid: second.rows[0]!.txid };
+        },
+        { lockTimeoutMs: 1234 },
+      );
+    try {
+      const one = await messagesOf(probe);
+      expect(one.result.first).toEqual({
+        ws: ws.workspaceId,
+        lock: '1234ms',
+        echo: "it's",
+        n: 7,
+        b: Buffer.from([0, 255]),
+      });
+      expect(one.messages).toHaveLength(3); // PREPARE + BEGIN + EXECUTE, the select, COMMIT
+      expect(one.messages[0]).toMatch(
+        /^PREPARE s_begin_probe AS [\s\S]*;\nBEGIN; [\s\S]*;\nEXECUTE s_begin_probe\(/,
+      );
+      const two = await messagesOf(probe);
+      expect(two.messages[0]).toMatch(/^BEGIN; [\s\S]*;\nEXECUTE s_begin_probe\(/); // prepared already
+      expect(two.result.first).toEqual(one.result.first);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('a connection whose prepared statements differ from its record heals once, in both directions', async () => {
+    const db = new Database({ connectionString: t.info.appUrl, max: 1 });
+    const run = () =>
+      db.withWorkspace(ws.workspaceId, () =>
+        db.prepared<{ n: number }>('heal_probe', 'select $1::int + 1 as n', [41]),
+      );
+    try {
+      // Prepared behind the Database's back: its PREPARE fails (42P05) before BEGIN runs.
+      await db.pool.query('PREPARE s_heal_probe AS select $1::int + 1 as n');
+      expect((await run())[0]!.n).toBe(42);
+      // Deallocated behind its back: EXECUTE fails (26000), is rolled back and sent again.
+      await db.pool.query('DEALLOCATE s_heal_probe');
+      const healed = await messagesOf(run);
+      expect(healed.result[0]!.n).toBe(42);
+      expect(healed.messages.filter((m) => m.startsWith('PREPARE s_heal_probe'))).toHaveLength(1);
+      // and the connection is clean afterwards: no transaction left open
+      expect((await db.pool.query(`select now() = statement_timestamp() as idle`)).rows[0].idle).toBe(true);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('a first statement that fails leaves nothing behind, and the connection serves the next one', async () => {
+    const db = new Database({ connectionString: t.info.appUrl, max: 1 });
+    const key = randomUUID();
+    try {
+      await expect(
+        db.withWorkspace(ws.workspaceId, async () => {
+          db.executeAtCommit(insertAtCommit(key));
+          await db.prepared('failing_first', 'select 1 / $1::int as n', [0]);
+        }),
+      ).rejects.toThrow(/division by zero/);
+      expect((await t.owner.query(count, [key])).rows[0].n).toBe(0);
+      const next = await db.withWorkspace(ws.workspaceId, () =>
+        db.prepared<{ n: number }>('failing_first', 'select 1 / $1::int as n', [1]),
+      );
+      expect(next[0]!.n).toBe(1);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('a Drizzle first statement waits for BEGIN, sent alone; concurrent first statements share it', async () => {
+    const { result, messages } = await messagesOf(() =>
+      t.db.withWorkspace(ws.workspaceId, async () => {
+        const [a, b] = await Promise.all([txid(), txid()]);
+        const c = await t.db.prepared<{ t: string }>('txid_after', 'select txid_current()::text as t', []);
+        return [a, b, c[0]!.t];
+      }),
+    );
+    expect(new Set(result).size).toBe(1); // one transaction
+    expect(messages[0]).toMatch(/^BEGIN; SELECT set_config/);
+    expect(messages.filter((m) => /^BEGIN/.test(m))).toHaveLength(1);
+    expect(messages.at(-1)).toBe('COMMIT');
   });
 });
 

@@ -160,9 +160,16 @@ describe('tenant isolation through PgBouncer in transaction mode', () => {
     const run = (d: Database) =>
       Promise.all(
         Array.from({ length: 60 }, (_, i) =>
-          d.withWorkspace(workspaces[i % 2]!, () =>
-            d.prepared<{ n: number }>('pooling_probe', 'select count(*)::int as n from outbox_events', []),
-          ),
+          d.withWorkspace(workspaces[i % 2]!, async () => {
+            // Not the first statement: that one travels with BEGIN (EXECUTE of a statement the
+            // same message PREPAREs); the ones after it are protocol-level named statements.
+            await d.executor.execute(sql`select 1`);
+            return d.prepared<{ n: number }>(
+              'pooling_probe',
+              'select count(*)::int as n from outbox_events',
+              [],
+            );
+          }),
         ),
       );
     try {

@@ -5,6 +5,7 @@ import {
   sqlInt,
   sqlJsonb,
   sqlLiteral,
+  sqlParam,
   sqlText,
   sqlTimestamptz,
   sqlUuid,
@@ -61,6 +62,24 @@ describe('SqlText against the server', () => {
       },
     ]);
     expect(rows![0]).toEqual({ j: payload, u: ids[0], a: ids, at, n: -7 });
+  });
+
+  it('sqlParam values read back as the parameters they stand for, through PREPARE and EXECUTE', async () => {
+    const bytes = Buffer.from([0, 1, 92, 39, 255]); // NUL, a backslash and a quote among them
+    const at = new Date('2024-02-29T12:34:56.789Z');
+    const values = [...NASTY, -7, 2.5, true, null, bytes, at] as const;
+    const types = [...NASTY.map(() => 'text'), 'int', 'float8', 'bool', 'text', 'bytea', 'timestamptz'];
+    const client = await t.db.pool.connect();
+    try {
+      await client.query(
+        `PREPARE sql_param_probe AS SELECT ${types.map((ty, i) => `$${i + 1}::${ty} AS v${i}`).join(', ')}`,
+      );
+      const { rows } = await client.query(`EXECUTE sql_param_probe(${values.map(sqlParam).join(', ')})`);
+      expect(Object.values(rows[0] as object)).toEqual([...values]);
+    } finally {
+      await client.query('DEALLOCATE sql_param_probe');
+      client.release();
+    }
   });
 
   it('SqlRow is what a sql template query returns: column names, timestamps and int8 as text', async () => {

@@ -2,6 +2,7 @@ import {
   sqlInt,
   sqlJsonb,
   sqlLiteral,
+  sqlParam,
   sqlText,
   sqlTimestamptz,
   sqlUuid,
@@ -42,6 +43,19 @@ describe('SqlText: escaped SQL for the simple-protocol paths', () => {
     expect(() => sqlJsonb(undefined)).toThrow(TypeError);
     expect(sqlTimestamptz(new Date(0))).toBe(`'1970-01-01T00:00:00.000Z'::timestamptz`);
     expect(() => sqlTimestamptz(new Date(NaN))).toThrow(RangeError);
+  });
+
+  it('parameter values: escaped strings, finite numbers, booleans, null, bytea hex, instants', () => {
+    expect(sqlParam("it's")).toBe("'it''s'");
+    expect(sqlParam(-3)).toBe('(-3)');
+    expect(sqlParam(1.5)).toBe('1.5');
+    expect(sqlParam(false)).toBe('false');
+    expect(sqlParam(null)).toBe('NULL');
+    expect(sqlParam(Buffer.from([0, 255]))).toBe(" E'\\\\x00ff'");
+    expect(sqlParam(new Date('2024-01-02T03:04:05.678Z'))).toBe("'2024-01-02T03:04:05.678Z'");
+    expect(() => sqlParam(Number.NaN)).toThrow(RangeError);
+    expect(() => sqlParam(new Date('nope'))).toThrow(RangeError);
+    expect(() => sqlParam({} as unknown as string)).toThrow(TypeError);
   });
 
   it('the tag takes only SqlText interpolations, and only as a tag', () => {

@@ -27,8 +27,9 @@ export class IdempotencyRepository {
   constructor(private readonly db: Database) {}
 
   /**
-   * One round trip for both paths: reads the record of (workspace, user, key) and, only when
-   * there is none, inserts the PROCESSING reservation.
+   * One statement for both paths: reads the record of (workspace, user, key) and, only when
+   * there is none, inserts the PROCESSING reservation. It is the transaction's first statement,
+   * so it travels in one message with BEGIN (Database.prepared): no round trip of its own.
    *
    * - a record exists → returned, nothing inserted (the insert's SELECT yields no row, so a
    *   replay writes nothing and is never assigned a transaction id);

@@ -1,5 +1,4 @@
 import type { Database } from '@listing/db';
-import { sql } from '@listing/db';
 
 /**
  * The worker inbox: one row per (workspace, handler, event) already applied. Must run in the
@@ -12,13 +11,17 @@ export class InboxRepository {
   /**
    * Records that `handler` applied `eventId`. True the first time; false when it was already
    * recorded (a redelivery). A concurrent duplicate waits on the primary key until the first
-   * transaction ends, then sees the conflict (or, if the first rolled back, wins).
+   * transaction ends, then sees the conflict (or, if the first rolled back, wins). A prepared
+   * statement: first in a job's transaction, it travels with BEGIN (Database.prepared).
    */
   async record(workspaceId: string, handler: string, eventId: string): Promise<boolean> {
-    const tx = this.db.requireTransaction('inbox record');
-    const result = await tx.execute(sql`
-      insert into outbox_inbox (workspace_id, handler, event_id) values (${workspaceId}, ${handler}, ${eventId})
-      on conflict do nothing`);
-    return (result.rowCount ?? 0) === 1;
+    this.db.requireTransaction('inbox record');
+    const rows = await this.db.prepared(
+      'outbox_inbox_record',
+      `insert into outbox_inbox (workspace_id, handler, event_id) values ($1, $2, $3)
+       on conflict do nothing returning 1`,
+      [workspaceId, handler, eventId],
+    );
+    return rows.length === 1;
   }
 }

@@ -6,7 +6,9 @@
 // queue start the clock there).
 // Messages in:  { cmd: 'expect', count }  → answers { done, at } once `count` jobs completed
 //               { cmd: 'go' }             → starts a manual worker (no answer)
-//               { cmd: 'collect' }        → answers { started: [[jobId, startedAt, job.timestamp]] }
+//               { cmd: 'collect' }        → answers { started: [[jobId, startedAt, job.timestamp,
+//                                            job.processedOn]] } (processedOn: when this worker
+//                                            asked Redis to move the job to active)
 //               { cmd: 'stop' }           → closes the worker and exits 0
 // The handler does nothing but record its start time (performance.timeOrigin + now(): the
 // same clock as run.mjs's commit timestamps, sub-millisecond).
@@ -22,7 +24,7 @@ let expected = Infinity;
 const worker = new Worker(
   queue,
   async (job) => {
-    started.push([job.id, now(), job.timestamp]);
+    started.push([job.id, now(), job.timestamp, job.processedOn]);
   },
   {
     connection: { host: url.hostname, port: Number(url.port || 6379), maxRetriesPerRequest: null },

@@ -11,8 +11,7 @@ import {
   TransactionClosedError,
   WorkspaceContextConflictError,
 } from '@listing/db';
-import { Client, type QueryConfig } from 'pg';
-import { CuttableProxy, freeTcpPort, seedWorkspace, useTestDatabase } from '@listing/testing';
+import { CuttableProxy, freeTcpPort, seedWorkspace, sentQueries, useTestDatabase } from '@listing/testing';
 
 const t = useTestDatabase({ poolSize: 25 });
 
@@ -332,25 +331,6 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
   });
 });
 
-/** The messages a Database sends (text of each query) while fn runs. */
-async function messagesOf<T>(fn: () => Promise<T>): Promise<{ result: T; messages: string[] }> {
-  const messages: string[] = [];
-  const original = Client.prototype.query;
-  const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (
-    this: Client,
-    ...args: unknown[]
-  ) {
-    const q = args[0] as string | QueryConfig;
-    messages.push(typeof q === 'string' ? q : q.text);
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as never);
-  try {
-    return { result: await fn(), messages };
-  } finally {
-    spy.mockRestore();
-  }
-}
-
 describe('Database: BEGIN travels with the first statement', () => {
   let ws: { workspaceId: string; userId: string };
   const count = `select count(*)::int as n from idempotency_requests where idempotency_key = $1`;
@@ -363,22 +343,22 @@ describe('Database: BEGIN travels with the first statement', () => {
 
   it('a transaction that sends no statement sends nothing, and still runs its afterCommit callbacks', async () => {
     const done: string[] = [];
-    const { messages } = await messagesOf(() =>
+    const { queries: messages } = await sentQueries(() =>
       t.db.withWorkspace(ws.workspaceId, async () => t.db.afterCommit(() => done.push('after'))),
     );
     expect(messages).toEqual([]);
     expect(done).toEqual(['after']);
-    const failed = await messagesOf(() =>
+    const failed = await sentQueries(() =>
       t.db
         .withWorkspace(ws.workspaceId, async () => Promise.reject(new Error('before any SQL')))
         .catch((e: Error) => e.message),
     );
-    expect(failed).toEqual({ result: 'before any SQL', messages: [] }); // no ROLLBACK either
+    expect(failed).toEqual({ result: 'before any SQL', queries: [] }); // no ROLLBACK either
   });
 
   it('statements queued for COMMIT alone go in one message with BEGIN, all or nothing', async () => {
     const key = randomUUID();
-    const { messages } = await messagesOf(() =>
+    const { queries: messages } = await sentQueries(() =>
       t.db.withWorkspace(ws.workspaceId, async () => t.db.executeAtCommit(insertAtCommit(key))),
     );
     expect(messages).toHaveLength(1);
@@ -417,7 +397,7 @@ describe('Database: BEGIN travels with the first statement', () => {
         { lockTimeoutMs: 1234 },
       );
     try {
-      const one = await messagesOf(probe);
+      const one = await sentQueries(probe);
       expect(one.result.first).toEqual({
         ws: ws.workspaceId,
         lock: '1234ms',
@@ -425,12 +405,12 @@ describe('Database: BEGIN travels with the first statement', () => {
         n: 7,
         b: Buffer.from([0, 255]),
       });
-      expect(one.messages).toHaveLength(3); // PREPARE + BEGIN + EXECUTE, the select, COMMIT
-      expect(one.messages[0]).toMatch(
+      expect(one.queries).toHaveLength(3); // PREPARE + BEGIN + EXECUTE, the select, COMMIT
+      expect(one.queries[0]).toMatch(
         /^PREPARE s_begin_probe AS [\s\S]*;\nBEGIN; [\s\S]*;\nEXECUTE s_begin_probe\(/,
       );
-      const two = await messagesOf(probe);
-      expect(two.messages[0]).toMatch(/^BEGIN; [\s\S]*;\nEXECUTE s_begin_probe\(/); // prepared already
+      const two = await sentQueries(probe);
+      expect(two.queries[0]).toMatch(/^BEGIN; [\s\S]*;\nEXECUTE s_begin_probe\(/); // prepared already
       expect(two.result.first).toEqual(one.result.first);
     } finally {
       await db.close();
@@ -449,9 +429,9 @@ describe('Database: BEGIN travels with the first statement', () => {
       expect((await run())[0]!.n).toBe(42);
       // Deallocated behind its back: EXECUTE fails (26000), is rolled back and sent again.
       await db.pool.query('DEALLOCATE s_heal_probe');
-      const healed = await messagesOf(run);
+      const healed = await sentQueries(run);
       expect(healed.result[0]!.n).toBe(42);
-      expect(healed.messages.filter((m) => m.startsWith('PREPARE s_heal_probe'))).toHaveLength(1);
+      expect(healed.queries.filter((m) => m.startsWith('PREPARE s_heal_probe'))).toHaveLength(1);
       // and the connection is clean afterwards: no transaction left open
       expect((await db.pool.query(`select now() = statement_timestamp() as idle`)).rows[0].idle).toBe(true);
     } finally {
@@ -480,7 +460,7 @@ describe('Database: BEGIN travels with the first statement', () => {
   });
 
   it('a Drizzle first statement waits for BEGIN, sent alone; concurrent first statements share it', async () => {
-    const { result, messages } = await messagesOf(() =>
+    const { result, queries: messages } = await sentQueries(() =>
       t.db.withWorkspace(ws.workspaceId, async () => {
         const [a, b] = await Promise.all([txid(), txid()]);
         const c = await t.db.prepared<{ t: string }>('txid_after', 'select txid_current()::text as t', []);

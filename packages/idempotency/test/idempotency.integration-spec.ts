@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from '@listing/db';
-import { Client, type QueryConfig } from 'pg';
 import type { Database } from '@listing/db';
 import {
   FingerprintKeyring,
@@ -15,7 +14,8 @@ import {
   type IdempotencyResultPolicy,
   type RunPreparedInput,
 } from '@listing/idempotency';
-import { seedWorkspace, useTestDatabase } from '@listing/testing';
+import { Client } from 'pg';
+import { seedWorkspace, sentQueries, useTestDatabase } from '@listing/testing';
 
 const t = useTestDatabase({ poolSize: 20 });
 const ring = new FingerprintKeyring('k1', { k1: 'secret-number-one-0123' });
@@ -139,22 +139,9 @@ describe('IdempotencyService.runPrepared against PostgreSQL', () => {
     calls = { prepare: 0, work: 0 };
     restoredInTransactionWithXid.length = 0;
 
-    const statements: string[] = [];
-    const original = Client.prototype.query;
-    const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (
-      this: Client,
-      ...args: unknown[]
-    ) {
-      const q = args[0] as string | QueryConfig;
-      statements.push(typeof q === 'string' ? q : q.text);
-      return (original as (...a: unknown[]) => unknown).apply(this, args);
-    } as never);
-    let replay;
-    try {
-      replay = await service.runPrepared(input(key, 'beta'));
-    } finally {
-      spy.mockRestore();
-    }
+    const { result: replay, queries: statements } = await sentQueries(() =>
+      service.runPrepared(input(key, 'beta')),
+    );
     expect(replay).toEqual({ ...first, replayed: true });
     expect(calls).toEqual({ prepare: 0, work: 0 });
     // BEGIN (+ workspace binding) with the record read in the same message (its conditional

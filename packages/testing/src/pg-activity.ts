@@ -34,3 +34,22 @@ export async function idleTransactions(info: TestDatabase, minIdleMs: number): P
     await admin.end();
   }
 }
+
+/**
+ * The text of every query any pg client of this process sends while fn runs (one entry per
+ * message: a multi-statement simple query is one), in order. For tests that count round trips.
+ */
+export async function sentQueries<T>(fn: () => Promise<T>): Promise<{ result: T; queries: string[] }> {
+  const queries: string[] = [];
+  const original = Client.prototype.query;
+  Client.prototype.query = function (this: Client, ...args: unknown[]) {
+    const q = args[0] as string | { text?: string };
+    queries.push(typeof q === 'string' ? q : (q.text ?? ''));
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+  try {
+    return { result: await fn(), queries };
+  } finally {
+    Client.prototype.query = original;
+  }
+}

@@ -208,8 +208,10 @@ export class Database {
   /**
    * A named prepared statement on the ambient transaction's connection (else the pool): parsed
    * and planned once per connection instead of on every call. For the few hottest statements,
-   * written in plain SQL with $n parameters; everything else goes through `executor`. Unnamed
-   * (the same text, parsed each time) when the options say the pooler cannot keep them.
+   * written in plain SQL with $n parameters; everything else goes through `executor`. As a
+   * transaction's first statement it travels in one message with BEGIN (beginWith). Unnamed (the
+   * same text, parsed each time, after BEGIN alone) when the options say the pooler cannot keep
+   * them.
    */
   async prepared<R extends Record<string, unknown>>(
     name: string,
@@ -328,11 +330,13 @@ export class Database {
     try {
       const result = await this.storage.run(frame, fn);
       if (state.begun || frame.atCommit.length) {
-        let commitMessage = [...frame.atCommit, 'COMMIT'];
-        if (state.begun) await state.begun;
-        else commitMessage = [begin, ...commitMessage];
-        state.begun ??= Promise.resolve();
-        const results: unknown = await client.query(commitMessage.join(';\n'));
+        // BEGIN first, then COMMIT with what rides with it; or, when nothing was sent, all three
+        // in one message.
+        const opened = state.begun;
+        state.begun = opened ?? Promise.resolve();
+        if (opened) await opened;
+        const message = [...(opened ? [] : [begin]), ...frame.atCommit, 'COMMIT'];
+        const results: unknown = await client.query(message.join(';\n'));
         const commit = Array.isArray(results) ? results[results.length - 1] : results;
         // A statement failed inside and fn swallowed the error: PostgreSQL answers COMMIT with
         // ROLLBACK. Never report that as success.

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Job, JobState, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import type { Database } from '@listing/db';
@@ -50,6 +51,17 @@ export async function connectedRedis(target: RedisTarget): Promise<RedisClient> 
 
 /** The shared poller (20 s default timeout). */
 export { waitFor } from '@listing/testing';
+
+/**
+ * Waits for a job to reach `state`, then reads it. The state is read first: a job read before
+ * its state can be a snapshot of the attempt still running (`attemptsMade` one short) that the
+ * state check then vouches for.
+ */
+export function jobInState(queue: Queue, id: string, state: JobState): Promise<Job> {
+  return waitFor(`job ${id} ${state}`, async () =>
+    (await queue.getJobState(id)) === state ? queue.getJob(id) : undefined,
+  );
+}
 
 export const uuid = randomUUID;
 

@@ -13,7 +13,7 @@ import {
   type OutboxLogger,
   type RedisClient,
 } from '../src';
-import { connectedRedis, createCounterTable, stallJob, waitFor } from './helpers';
+import { connectedRedis, createCounterTable, jobInState, stallJob, waitFor } from './helpers';
 
 const t = useTestDatabase();
 jest.setTimeout(60_000);
@@ -194,10 +194,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
     });
     expect(row.last_error).toMatch(/the marketplace said no/);
     // The dead-letter write commits before BullMQ records the failure.
-    const job = await waitFor('BullMQ to record the failure', async () => {
-      const j = (await queue.getJob(id))!;
-      return (await j.getState()) === 'failed' ? j : undefined;
-    });
+    const job = await jobInState(queue, id, 'failed');
     expect(job.attemptsMade).toBe(1);
   });
 
@@ -312,10 +309,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
       return rows[0].status === 'dead_letter';
     });
     // The dead-letter write commits before BullMQ records the failure.
-    const job = await waitFor('BullMQ to record the failure', async () => {
-      const j = (await queue.getJob(id))!;
-      return (await j.getState()) === 'failed' ? j : undefined;
-    });
+    const job = await jobInState(queue, id, 'failed');
     expect(job.attemptsMade).toBe(2);
   });
 });

@@ -14,7 +14,7 @@ import {
   type RedisClient,
   connectBullmqRedis,
 } from '../src';
-import { connectedRedis, createCounterTable, stallJob, waitFor } from './helpers';
+import { connectedRedis, createCounterTable, jobInState, stallJob, waitFor } from './helpers';
 
 const t = useTestDatabase();
 
@@ -251,10 +251,7 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
       { v: 1, workspaceId: ws, payload: {} },
       { jobId: id, attempts: 3 },
     );
-    const delayed = await waitFor('job delayed', async () => {
-      const j = await queue.getJob(id);
-      return j && (await j.getState()) === 'delayed' ? j : undefined;
-    });
+    const delayed = await jobInState(queue, id, 'delayed');
     expect(delayed.failedReason).toBeFalsy();
     expect(delayed.attemptsMade).toBe(0);
     await new Promise((r) => setTimeout(r, 500));

@@ -333,6 +333,7 @@ export class Database {
         // BEGIN first, then COMMIT with what rides with it; or, when nothing was sent, all three
         // in one message.
         const opened = state.begun;
+        // Marked begun either way: a COMMIT message that fails must be followed by ROLLBACK.
         state.begun = opened ?? Promise.resolve();
         if (opened) await opened;
         const message = [...(opened ? [] : [begin]), ...frame.atCommit, 'COMMIT'];

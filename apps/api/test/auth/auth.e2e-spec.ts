@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Database } from '@listing/db';
 import { useTestDatabase } from '@listing/testing';
 import { ApiClient, registerUser } from '../support/api-client';
 import { startApi, type InProcessApi } from '../support/in-process-api';
@@ -158,6 +159,23 @@ describe('authentication', () => {
       [user.userId],
     );
     expect((await user.client.get('/v1/workspaces')).status).toBe(401);
+  });
+
+  it('the token lookup is parsed once per connection, not on every request', async () => {
+    // One connection, so what it has prepared is what every request used.
+    const single = await startApi(t.info, { DATABASE_POOL_SIZE: '1' });
+    try {
+      const user = await registerUser(single.url);
+      for (let i = 0; i < 3; i++) expect((await user.client.get('/v1/workspaces')).status).toBe(200);
+      const { rows } = await single.app
+        .get(Database)
+        .pool.query<{ statement: string }>('select statement from pg_prepared_statements');
+      const lookups = rows.filter((r) => r.statement.includes('app_authenticate'));
+      // Behind a transaction pooler (DATABASE_PREPARED_STATEMENTS=0) nothing may stay prepared.
+      expect(lookups).toHaveLength(t.info.pooled ? 0 : 1);
+    } finally {
+      await single.close();
+    }
   });
 
   it('auth endpoints never use the idempotency mechanism', async () => {

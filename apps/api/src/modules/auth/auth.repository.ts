@@ -20,16 +20,19 @@ export class AuthRepository {
 
   /**
    * One round trip per request: the access token, its live session and, for workspace routes,
-   * the user's role in that workspace.
+   * the user's role in that workspace. Every request makes it, so it is a named prepared
+   * statement (Database.prepared): parsed once per connection, not on every call.
    */
   async authenticate(tokenHash: Buffer, workspaceId: string | null): Promise<Authenticated | undefined> {
-    const { rows } = await this.db.executor.execute<
+    const rows = await this.db.prepared<
       Pick<SqlRow<typeof authAccessTokens>, 'user_id' | 'session_id'> & {
         role: Authenticated['role'];
         first_use: boolean;
       }
     >(
-      sql`select user_id, session_id, role, first_use from app_authenticate(${tokenHash}, ${workspaceId}::uuid)`,
+      'auth_authenticate',
+      'select user_id, session_id, role, first_use from app_authenticate($1, $2::uuid)',
+      [tokenHash, workspaceId],
     );
     const row = rows[0];
     return row && { userId: row.user_id, sessionId: row.session_id, role: row.role, firstUse: row.first_use };

@@ -16,10 +16,10 @@
 //      transactions with no signal, with the post-commit Redis PUBLISH nudge, and with a
 //      NOTIFY inside the transaction (the rejected design, for reference); and the naive
 //      outbox's INSERTs with and without its NOTIFY trigger.
-//   E. 20,000 events commit → worker done, against raw BullMQ worker throughput (a prefilled
-//      queue, and addBulk while the worker runs).
+//   E. 20,000 events (--worker-events) commit → worker done, against raw BullMQ worker
+//      throughput (a prefilled queue, and addBulk while the worker runs).
 // Usage: node bench/dispatcher/run.mjs [--only throughput,latency,worker,write,claim]
-//          [--events 50000] [--reps 3] [--rate 200,400,1000] [--latency-seconds 10]
+//          [--events 50000] [--worker-events 20000] [--reps 3] [--rate 200,400,1000] [--latency-seconds 10]
 //          [--latency-modes bullmq,nudge,nudge-eager,naive,poll] [--write-seconds 5] [--history 1000000]
 // OUTBOX_* variables in the environment are passed to the dispatcher processes (tuning).
 // Writes bench/dispatcher/last-run.json and last-run.md.
@@ -51,6 +51,7 @@ const root = path.resolve(here, '..', '..');
 const { values: args } = parseArgs({
   options: {
     events: { type: 'string', default: '50000' },
+    'worker-events': { type: 'string', default: '20000' }, // part E
     reps: { type: 'string', default: '3' },
     'latency-seconds': { type: 'string', default: '10' },
     'write-seconds': { type: 'string', default: '5' },
@@ -543,7 +544,7 @@ let naivePool;
 
 // ---------------------------------------------------------------------------------------------
 // E. end to end (commit → worker done) vs raw BullMQ worker throughput
-const WORKER_EVENTS = 20_000;
+const WORKER_EVENTS = Number(args['worker-events']);
 
 /**
  * Raw BullMQ, two ways. prefilled: a worker process drains WORKER_EVENTS jobs added beforehand

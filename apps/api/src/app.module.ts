@@ -79,7 +79,9 @@ export class AppModule {
       applicationName: role === 'cli' ? 'outbox-cli' : role,
       databaseUrl: outboxDatabaseUrl(outbox),
       poolSize: role === 'cli' ? 2 : outbox.DATABASE_POOL_SIZE,
-      preparedStatements: outbox.DATABASE_PREPARED_STATEMENTS,
+      // Only the worker prepares statements (its inbox): the dispatcher and the CLI never do, so
+      // they need no switch behind a transaction pooler and are never refused there.
+      preparedStatements: role === 'worker' && outbox.DATABASE_PREPARED_STATEMENTS,
       queues: {
         redis: redisTarget(outbox),
         prefix: outbox.BULLMQ_PREFIX,

@@ -7,11 +7,13 @@ import {
   AmbientTransactionError,
   InvalidWorkspaceIdError,
   NotInTransactionError,
+  PreparedStatementsBehindPoolerError,
   TransactionAbortedError,
   TransactionClosedError,
   WorkspaceContextConflictError,
 } from './errors';
 import { PgErrorCode, pgErrorCode } from './pg-errors';
+import { sharesServerConnections } from './pooler-probe';
 import { sqlParam, type SqlText } from './sql-text';
 
 /** What repositories query through: the ambient transaction, else the pool. */
@@ -65,6 +67,9 @@ export interface TransactionOptions {
   synchronousCommit?: false;
 }
 
+/** How long the start-up probe waits for a connection: what an unreachable database delays a start by. */
+const PROBE_TIMEOUT_MS = 3_000;
+
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface DatabaseOptions extends PoolConfig {
@@ -117,6 +122,27 @@ export class Database {
     // connection error, see isDatabaseUnavailable) and the rollback path discards the client.
     this.pool.on('connect', (client) => client.on('error', () => undefined));
     this.root = drizzle({ client: this.pool });
+  }
+
+  /**
+   * The start-up check of `preparedStatements`: with named statements on, refuses
+   * (PreparedStatementsBehindPoolerError) connections that a pooler shares between clients, where
+   * the statements fail as soon as a transaction lands on a server that never parsed them. A
+   * database the probe cannot reach passes: readiness reports that, and the next start checks.
+   */
+  async checkPreparedStatements(): Promise<void> {
+    if (!this.namedStatements) return;
+    const { connectionTimeoutMillis = PROBE_TIMEOUT_MS, ...config } = this.pool.options;
+    let shared: boolean;
+    try {
+      shared = await sharesServerConnections({
+        ...config,
+        connectionTimeoutMillis: Math.min(connectionTimeoutMillis, PROBE_TIMEOUT_MS),
+      });
+    } catch {
+      return;
+    }
+    if (shared) throw new PreparedStatementsBehindPoolerError();
   }
 
   /**

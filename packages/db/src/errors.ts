@@ -50,6 +50,21 @@ export class WorkspaceContextConflictError extends DatabaseLayerError {
   }
 }
 
+/**
+ * Named prepared statements are on, but the connections go through a pooler that shares server
+ * connections between clients (sharesServerConnections): the next transaction may land on a
+ * server that never parsed them, and every statement that relies on one fails there.
+ */
+export class PreparedStatementsBehindPoolerError extends DatabaseLayerError {
+  readonly code = 'DB_PREPARED_STATEMENTS_BEHIND_POOLER';
+  constructor() {
+    super(
+      'named prepared statements are on, but the database connection goes through a pooler that ' +
+        'shares server connections between clients (transaction or statement mode), which loses them',
+    );
+  }
+}
+
 export class InvalidWorkspaceIdError extends DatabaseLayerError {
   readonly code = 'DB_INVALID_WORKSPACE_ID';
   constructor() {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { Pool } from 'pg';
-import { Database } from '@listing/db';
+import { Database, PreparedStatementsBehindPoolerError, sharesServerConnections } from '@listing/db';
 import { seedWorkspace, startPgBouncer, useTestDatabase, type RunningPgBouncer } from '@listing/testing';
 
 const t = useTestDatabase();
@@ -181,5 +181,42 @@ describe('tenant isolation through PgBouncer in transaction mode', () => {
     }
     const counts = await run(db);
     expect(counts.every((rows) => rows[0]!.n === 3)).toBe(true);
+  });
+
+  it('tells a pooler that shares server connections from one that does not', async () => {
+    expect(await sharesServerConnections({ connectionString: bouncer.via(t.info.appUrl) })).toBe(true);
+    expect(await sharesServerConnections({ connectionString: t.info.appUrl })).toBe(false);
+    const session = await startPgBouncer({ serverUrl: t.info.adminUrl, poolSize: 2, poolMode: 'session' });
+    try {
+      expect(await sharesServerConnections({ connectionString: session.via(t.info.appUrl) })).toBe(false);
+    } finally {
+      await session.stop();
+    }
+  });
+
+  it('refuses named statements through it at start-up, and nothing else', async () => {
+    const check = async (options: ConstructorParameters<typeof Database>[0]) => {
+      const d = new Database(options);
+      try {
+        await d.checkPreparedStatements();
+      } finally {
+        await d.close();
+      }
+    };
+    await expect(
+      check({ connectionString: bouncer.via(t.info.appUrl), preparedStatements: true }),
+    ).rejects.toThrow(PreparedStatementsBehindPoolerError);
+    await expect(
+      check({ connectionString: bouncer.via(t.info.appUrl), preparedStatements: false }),
+    ).resolves.toBe(undefined);
+    await expect(check({ connectionString: t.info.appUrl, preparedStatements: true })).resolves.toBe(
+      undefined,
+    );
+    // Unreachable: readiness reports that; the check does not stop the start.
+    const closed = new URL(t.info.appUrl);
+    closed.port = '1';
+    await expect(check({ connectionString: closed.toString(), preparedStatements: true })).resolves.toBe(
+      undefined,
+    );
   });
 });

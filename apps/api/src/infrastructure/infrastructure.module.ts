@@ -6,7 +6,7 @@ import {
   type OnApplicationShutdown,
   type Provider,
 } from '@nestjs/common';
-import { Database } from '@listing/db';
+import { Database, PreparedStatementsBehindPoolerError } from '@listing/db';
 import { connectRedis, type RedisClient, type RedisTarget } from '@listing/outbox';
 
 export const REDIS = Symbol('REDIS');
@@ -48,13 +48,16 @@ export class InfrastructureModule implements OnApplicationShutdown {
         { provide: QUEUE_SETTINGS, useValue: options.queues },
         {
           provide: Database,
-          useFactory: () =>
-            new Database({
+          useFactory: async () => {
+            const db = new Database({
               connectionString: options.databaseUrl,
               max: options.poolSize,
               applicationName: options.applicationName,
               preparedStatements: options.preparedStatements,
-            }),
+            });
+            await refuseNamedStatementsBehindPooler(db);
+            return db;
+          },
         },
         {
           provide: REDIS,
@@ -83,5 +86,21 @@ export class InfrastructureModule implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     this.redis.disconnect();
     await this.db.close();
+  }
+}
+
+/**
+ * A role that prepares statements refuses to start behind a pooler in transaction mode, where every
+ * authenticated request would fail once its transaction lands on another server connection.
+ */
+async function refuseNamedStatementsBehindPooler(db: Database): Promise<void> {
+  try {
+    await db.checkPreparedStatements();
+  } catch (error) {
+    await db.close();
+    if (error instanceof PreparedStatementsBehindPoolerError) {
+      throw new Error(`${error.message}: set DATABASE_PREPARED_STATEMENTS=0 (docs/scaling.md)`);
+    }
+    throw error;
   }
 }

@@ -29,6 +29,7 @@ async function main() {
     config.OUTBOX_STOP_TIMEOUT_MS,
     () => worker.stopPending(),
   );
+  worker.announceReady();
 }
 
 main().catch((error: unknown) => {

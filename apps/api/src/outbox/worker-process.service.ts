@@ -32,6 +32,7 @@ export class WorkerProcess {
   private runtime: OutboxWorkerRuntime | null = null;
   private ops: OpsServer | null = null;
   private opsClosing = false;
+  private consuming: readonly string[] = [];
 
   constructor(
     private readonly db: Database,
@@ -69,7 +70,16 @@ export class WorkerProcess {
     });
     await runtime.start();
     if (!queues || queues.includes(RETENTION_QUEUE)) await this.scheduleRetention();
-    this.logger.info('worker ready', { queues: queues ?? registry.queues() });
+    this.consuming = queues ?? registry.queues();
+  }
+
+  /**
+   * Logs "worker ready". Separate from start(): the process installs its SIGTERM handler in
+   * between, so a supervisor that stops the worker the moment it reads the line never meets the
+   * signal's default action (killed outright, not stopped).
+   */
+  announceReady(): void {
+    this.logger.info('worker ready', { queues: this.consuming });
   }
 
   /** Readiness goes 503, active jobs finish, connections close; the DI graph closes after. */

@@ -32,6 +32,11 @@ export class CuttableProxy {
     this.server = server;
   }
 
+  /** Listening (open() succeeded and no cut since). */
+  get isOpen(): boolean {
+    return this.server !== null;
+  }
+
   /** Like a stopped server: new connections refused, established ones dropped. */
   async cut(): Promise<void> {
     const server = this.server;

@@ -20,12 +20,15 @@ describe('roles behind PgBouncer in transaction mode (real processes)', () => {
     await bouncer?.stop();
   });
 
-  // The default setting (named statements on), even when the harness itself runs pooled.
-  const pooled = { DATABASE_URL: '', DATABASE_PREPARED_STATEMENTS: undefined };
-  beforeAll(() => (pooled.DATABASE_URL = bouncer.via(t.info.appUrl)));
+  // Through the pooler, with the default setting (named statements on) even when the harness
+  // itself runs pooled (it then sets 0).
+  const pooledEnv = () => ({
+    DATABASE_URL: bouncer.via(t.info.appUrl),
+    DATABASE_PREPARED_STATEMENTS: undefined,
+  });
 
   it('the API refuses to start with named statements on, and names the setting', async () => {
-    const api = spawnNode('api', API_MAIN, apiEnv(t.info, { ...pooled, LOG_LEVEL: 'info' }));
+    const api = spawnNode('api', API_MAIN, apiEnv(t.info, { ...pooledEnv(), LOG_LEVEL: 'info' }));
     expect(await api.exited).toEqual({ code: 1, signal: null });
     expect(api.output()).toMatch(
       /pooler that shares server connections .*set DATABASE_PREPARED_STATEMENTS=0/,
@@ -34,14 +37,14 @@ describe('roles behind PgBouncer in transaction mode (real processes)', () => {
   });
 
   it('the worker refuses too (its inbox prepares statements)', async () => {
-    const worker = spawnNode('worker', WORKER, roleEnv(t, pooled));
+    const worker = spawnNode('worker', WORKER, roleEnv(t, pooledEnv()));
     expect(await worker.exited).toEqual({ code: 1, signal: null });
     expect(worker.output()).toMatch(/set DATABASE_PREPARED_STATEMENTS=0/);
     expect(worker.output()).not.toMatch(/worker ready/);
   });
 
   it('the dispatcher prepares nothing: it starts with the default setting', async () => {
-    const dispatcher = spawnNode('dispatcher', DISPATCHER, roleEnv(t, pooled));
+    const dispatcher = spawnNode('dispatcher', DISPATCHER, roleEnv(t, pooledEnv()));
     await dispatcher.waitForOutput(/dispatcher ready/);
     expect(await dispatcher.stop()).toEqual({ code: 0, signal: null });
   });
@@ -51,7 +54,12 @@ describe('roles behind PgBouncer in transaction mode (real processes)', () => {
     const api = spawnNode(
       'api',
       API_MAIN,
-      apiEnv(t.info, { ...pooled, DATABASE_PREPARED_STATEMENTS: '0', LOG_LEVEL: 'info', PORT: String(port) }),
+      apiEnv(t.info, {
+        ...pooledEnv(),
+        DATABASE_PREPARED_STATEMENTS: '0',
+        LOG_LEVEL: 'info',
+        PORT: String(port),
+      }),
     );
     await api.waitForOutput(/api listening/);
     const ready = await fetch(`http://127.0.0.1:${port}/health/ready`);

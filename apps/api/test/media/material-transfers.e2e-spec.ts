@@ -125,7 +125,13 @@ describe('material transfers: allowlisted copy into object storage (real process
     expect(event.payload).toEqual({ transferId: id, operationId: accepted.body.operation.id });
 
     // Forced redeliveries: the transfer's own state stops them at the claim. No source fetch, no
-    // object rewritten; the one inbox row is the first delivery's settlement.
+    // object rewritten; the one inbox row is the first delivery's settlement. The transfer's media
+    // derives its thumbnail under its own operation: the snapshot waits for it, or it would catch
+    // that job's writes half done.
+    const transferMedia = await stack.client.get<{ operationId: string }>(
+      stack.ws(`/media/${transfer.mediaId}`),
+    );
+    await stack.waitForOperation(transferMedia.body.operationId);
     const snapshot = stack.storageSnapshot();
     for (let i = 0; i < 2; i++) {
       expect(await stack.redeliver(event.id, 'material-transfers')).toEqual({

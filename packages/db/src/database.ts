@@ -1,8 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { performance } from 'node:perf_hooks';
 import { sql } from 'drizzle-orm';
 import { drizzle, type NodePgDatabase, type NodePgQueryResultHKT } from 'drizzle-orm/node-postgres';
 import type { PgDatabase } from 'drizzle-orm/pg-core';
-import { Pool, type PoolClient, type PoolConfig, type QueryConfig } from 'pg';
+import { Client, Pool, type PoolClient, type PoolConfig, type QueryConfig } from 'pg';
 import {
   AmbientTransactionError,
   InvalidWorkspaceIdError,
@@ -101,10 +102,13 @@ export class Database {
   private readonly namedStatements: boolean;
   /** Statements each connection has PREPAREd at SQL level (session state, gone with it). */
   private readonly sessionPrepared = new WeakMap<PoolClient, Set<string>>();
+  /** When (performance.now()) a connection of this pool last failed to open or dropped. */
+  private connectionFailedAt = -Infinity;
 
   constructor(options: DatabaseOptions) {
     const { applicationName, preparedStatements = true, ...poolConfig } = options;
     this.namedStatements = preparedStatements;
+    const failed = () => (this.connectionFailedAt = performance.now());
     // A checkout waits at most 10 s for a free connection: an exhausted pool answers "database
     // unavailable" (503, retryable; a worker's job goes back without an attempt), never a hang.
     this.pool = new Pool({
@@ -112,16 +116,27 @@ export class Database {
       connectionTimeoutMillis: 10_000,
       application_name: applicationName,
       ...poolConfig,
+      Client: connectFailureReporting(failed),
     });
     // An idle client losing its server (restart, failover) must not crash the process; the pool
     // discards it and the next checkout reconnects.
-    this.pool.on('error', () => undefined);
+    this.pool.on('error', failed);
     // pg-pool listens for a client's errors only while it is idle in the pool. A checked-out
     // client whose connection drops between two queries of a transaction would emit 'error' with
     // no listener and crash the process; with this one the next query fails instead (a
     // connection error, see isDatabaseUnavailable) and the rollback path discards the client.
-    this.pool.on('connect', (client) => client.on('error', () => undefined));
+    this.pool.on('connect', (client) => client.on('error', failed));
     this.root = drizzle({ client: this.pool });
+  }
+
+  /**
+   * True when a connection of this pool failed to open, or dropped, at or after `since` (a
+   * performance.now() time). A worker asks it about a job whose error looks like an unreachable
+   * database but whose probe, run after the error, finds the database back: the failure was ours
+   * (an outage that just ended), not a provider's refused connection with the same error code.
+   */
+  connectionFailedSince(since: number): boolean {
+    return this.connectionFailedAt >= since;
   }
 
   /**
@@ -448,4 +463,29 @@ function safely(callback: () => void) {
   } catch {
     // after-commit callbacks are best-effort signals
   }
+}
+
+/**
+ * pg's Client, reporting a connection that could not be opened (refused, timed out, rejected by
+ * the server): pg-pool emits nothing for those, only for connections that opened.
+ */
+function connectFailureReporting(failed: () => void): typeof Client {
+  return class extends Client {
+    override connect(): Promise<Client>;
+    override connect(callback: ((err: Error) => void) | ((err: null, c: Client) => void)): void;
+    override connect(
+      callback?: ((err: Error) => void) | ((err: null, c: Client) => void),
+    ): Promise<Client> | void {
+      if (!callback) {
+        return super.connect().catch((error: unknown) => {
+          failed();
+          throw error;
+        });
+      }
+      super.connect(((err: Error | null, c: Client) => {
+        if (err) failed();
+        (callback as (err: Error | null, c: Client) => void)(err, c);
+      }) as (err: Error) => void);
+    }
+  };
 }

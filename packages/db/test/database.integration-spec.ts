@@ -78,6 +78,56 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
     }
   });
 
+  it('connectionFailedSince tells its own refused or dropped connections from other errors', async () => {
+    const target = new URL(t.info.appUrl);
+    const proxy = new CuttableProxy(await freeTcpPort(), {
+      host: target.hostname,
+      port: Number(target.port || 5432),
+    });
+    await proxy.open();
+    const db = new Database({ connectionString: proxy.urlThrough(t.info.appUrl), max: 2 });
+    const failure = (query: Promise<unknown>) =>
+      query.then(
+        () => null,
+        (error: unknown) => error,
+      );
+    try {
+      let since = performance.now();
+      await db.executor.execute(sql`select 1`); // opens a connection, which stays idle in the pool
+      expect(await failure(db.executor.execute(sql`select nope`))).not.toBeNull(); // the server answers
+      expect(db.connectionFailedSince(since)).toBe(false);
+
+      since = performance.now();
+      await proxy.cut(); // drops the idle connection
+      expect(await failure(db.executor.execute(sql`select 1`))).toMatchObject({
+        cause: expect.objectContaining({ code: 'ECONNREFUSED' }),
+      });
+      expect(db.connectionFailedSince(since)).toBe(true);
+
+      since = performance.now();
+      expect(await failure(db.executor.execute(sql`select 1`))).not.toBeNull(); // refused: a connect only
+      expect(db.connectionFailedSince(since)).toBe(true);
+
+      await proxy.open();
+      since = performance.now();
+      await db
+        .transaction(async () => {
+          await db.executor.execute(sql`select 1`);
+          await proxy.cut(); // drops the connection the transaction holds
+          await new Promise((r) => setTimeout(r, 100));
+        })
+        .catch(() => undefined);
+      expect(db.connectionFailedSince(since)).toBe(true);
+      await proxy.open();
+      since = performance.now();
+      await db.executor.execute(sql`select 1`);
+      expect(db.connectionFailedSince(since)).toBe(false);
+    } finally {
+      await db.close();
+      await proxy.cut();
+    }
+  });
+
   it('a throw in the inner call rolls back the outer call writes', async () => {
     const keyA = randomUUID();
     const keyB = randomUUID();

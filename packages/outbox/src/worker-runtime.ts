@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { isDatabaseUnavailable, type Database } from '@listing/db';
 import { DelayedError, Queue, RateLimitError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { z } from 'zod';
@@ -374,11 +375,15 @@ export class OutboxWorkerRuntime {
   }
 
   /**
-   * The job failed because PostgreSQL is unreachable, not because of the job: confirmed with a
-   * probe, since a provider refusing a connection looks the same from the error alone.
+   * The job failed because PostgreSQL is unreachable, not because of the job: a provider refusing
+   * a connection looks the same from the error alone. Confirmed when one of our own connections
+   * failed since `since` (the try's start, performance.now()): a probe alone would miss an outage
+   * that ended between the error and the probe, and count an attempt the job never had. Otherwise
+   * confirmed by a probe.
    */
-  private async databaseDown(error: unknown): Promise<boolean> {
+  private async databaseDown(error: unknown, since: number): Promise<boolean> {
     if (!isDatabaseUnavailable(error)) return false;
+    if (this.options.db.connectionFailedSince(since)) return true;
     let timer: NodeJS.Timeout | undefined;
     try {
       const probe = this.options.db.pool.query('select 1').then(
@@ -442,6 +447,7 @@ export class OutboxWorkerRuntime {
   }
 
   private async processJob(job: Job, token?: string): Promise<JobOutcome> {
+    const started = performance.now();
     const registry = this.options.registry;
     const definition = registry.job(job.name);
     const handler = registry.handler(job.name);
@@ -468,7 +474,7 @@ export class OutboxWorkerRuntime {
       try {
         return { duplicate: false, result: await handler(payload, this.context(job, null)) };
       } catch (error) {
-        if (await this.databaseDown(error)) await this.retryLater(job, error);
+        if (await this.databaseDown(error, started)) await this.retryLater(job, error);
         throw redactedJobError(error);
       }
     }
@@ -492,7 +498,7 @@ export class OutboxWorkerRuntime {
       this.options.faults?.afterHandlerCommit();
       return outcome;
     } catch (error) {
-      if (await this.databaseDown(error)) await this.retryLater(job, error);
+      if (await this.databaseDown(error, started)) await this.retryLater(job, error);
       const attempts = job.opts.attempts ?? 1;
       const final = error instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts;
       if (final) {
@@ -500,7 +506,8 @@ export class OutboxWorkerRuntime {
         // Failing the job while its event cannot be dead-lettered would strand the event
         // ('dispatched', nobody working on it): back to the queue uncounted instead, and the last
         // attempt runs again once the database answers.
-        if (failure !== undefined && (await this.databaseDown(failure))) await this.retryLater(job, failure);
+        if (failure !== undefined && (await this.databaseDown(failure, started)))
+          await this.retryLater(job, failure);
       }
       throw redactedJobError(error);
     }
@@ -572,8 +579,9 @@ export class OutboxWorkerRuntime {
     error: unknown,
     retry = 0,
   ): void {
+    const started = performance.now();
     void this.deadLetter(workspaceId, eventId, attempts, error).then(async (failure) => {
-      if (failure === undefined || this.stopped || !(await this.databaseDown(failure))) return;
+      if (failure === undefined || this.stopped || !(await this.databaseDown(failure, started))) return;
       if (this.stopped) return; // closed during the probe: nobody would cancel the timer
       const delay = Math.min(30_000, (this.options.databaseRetryMs ?? 1000) * 2 ** Math.min(retry, 5));
       const timer = setTimeout(() => {

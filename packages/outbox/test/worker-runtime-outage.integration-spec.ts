@@ -43,6 +43,16 @@ const lastAttemptJob = defineJob({
   inbox: false,
 });
 
+/** Its first try loses the database and sees it back before it fails (an outage just ending). */
+const outageEndsJob = defineJob({
+  name: 'outage.ends',
+  queue: QUEUE,
+  schema: z.object({}),
+  maxAttempts: 1,
+  transaction: false,
+  inbox: false,
+});
+
 /**
  * What the runtimes of this file log: each try they make against the cut database is a line
  * naming the event, so a test can wait until the path under test has actually run (a fixed sleep
@@ -58,6 +68,9 @@ const tries = (msg: string, event: string) => logged.filter((l) => l.msg === msg
 
 class CountHandlers {
   cutOnFailure: (() => Promise<void>) | null = null;
+  /** Cuts the database and opens it again around a query of the handler's, on its first try. */
+  outageAroundQuery: { cut: () => Promise<void>; open: () => Promise<void> } | null = null;
+  outageEndsTries = 0;
 
   constructor(private readonly db: Database) {}
 
@@ -67,6 +80,21 @@ class CountHandlers {
     this.cutOnFailure = null;
     await cut?.();
     throw new Error('the marketplace said no');
+  }
+
+  @OutboxHandler(outageEndsJob)
+  async outageEnds() {
+    this.outageEndsTries++;
+    const outage = this.outageAroundQuery;
+    this.outageAroundQuery = null;
+    if (!outage) return { ran: true };
+    await outage.cut();
+    const failed = await this.db.executor.execute(sql`select 1`).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    await outage.open(); // back before the error reaches the runtime, whose probe now succeeds
+    throw failed ?? new Error('the query went through the cut proxy');
   }
 
   /** A provider that refuses connections: the same error code as a database that is down. */
@@ -164,6 +192,36 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
     expect(rows[0].n).toBe(1);
     const event = await t.owner.query(`select status, attempt_count from outbox_events where id = $1`, [id]);
     expect(event.rows[0]).toEqual({ status: 'dispatched', attempt_count: 0 });
+  });
+
+  it('a try whose database failed and came back before its error was judged goes back uncounted', async () => {
+    const id = randomUUID();
+    await t.owner.query(
+      `insert into outbox_events (id, workspace_id, queue, event_type, payload, max_attempts) values ($1, $2, $3, $4, '{}', 1)`,
+      [id, ws, QUEUE, outageEndsJob.name],
+    );
+    handlers.outageEndsTries = 0;
+    handlers.outageAroundQuery = { cut: () => proxy.cut(), open: () => proxy.open() };
+    try {
+      await new OutboxDispatcher({ db: t.agentDb, producer }).drain();
+      const done = await waitFor('the job to finish', async () => {
+        const j = await queue.getJob(id);
+        return j?.finishedOn ? j : undefined;
+      });
+      // Judged by a probe alone, the error (the database is back by then) counted the only
+      // attempt: the event was dead-lettered without ever having run.
+      expect(done.failedReason).toBeFalsy();
+      expect(done.returnvalue).toEqual({ duplicate: false, result: { ran: true } });
+      expect(handlers.outageEndsTries).toBe(2);
+      expect(tries(BACK_IN_QUEUE, id)).toBe(1);
+      const { rows } = await t.owner.query(`select status, attempt_count from outbox_events where id = $1`, [
+        id,
+      ]);
+      expect(rows[0]).toEqual({ status: 'dispatched', attempt_count: 0 });
+    } finally {
+      handlers.outageAroundQuery = null;
+      await proxy.open().catch(() => undefined);
+    }
   });
 
   /** The runtime's log lines about the event, its job and its row, for a wait that timed out. */

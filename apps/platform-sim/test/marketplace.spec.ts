@@ -199,6 +199,16 @@ describe('platform-sim marketplace', () => {
       });
     });
 
+    it('replays the create key with the answer the create gave, after updates moved the product on', async () => {
+      const created = await create('c-moved', { title: 'Mug', price: 9.5 });
+      await update('u-moved', (created.body as { productId: string }).productId, { title: 'Cup', price: 3 });
+      const replay = await create('c-moved', { price: 9.5, title: 'Mug' });
+      expect(replay.status).toBe(201);
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      expect(replay.body).toEqual(created.body);
+      expect(replay.body).toMatchObject({ title: 'Mug', version: 1 });
+    });
+
     it('answers 409 for a key reused with another body, product or operation', async () => {
       const { productId } = await made();
       await update('u-1', productId, { title: 'One' });

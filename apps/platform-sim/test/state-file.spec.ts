@@ -50,8 +50,8 @@ const updateProduct = (
 const getProduct = async (sim: RunningPlatformSim, store: string, productId: string) =>
   (await call(sim, 'GET', `/platform/v1/stores/${store}/products/${productId}`, { headers: auth() })).body;
 
-// The tables of schema 1 and 2 as those simulators created them (schema 2 added images), to
-// build old files by hand.
+// The tables of schemas 1 to 3 as those simulators created them (schema 2 added images, schema 3
+// product updates), to build old files by hand.
 const SCHEMA_V1 = `
   CREATE TABLE products (
     seq INTEGER PRIMARY KEY,
@@ -86,11 +86,21 @@ const IMAGES_V2 = `
   ) STRICT;
 `;
 
+const PRODUCT_UPDATES_V3 = `
+  CREATE TABLE product_updates (
+    seq INTEGER PRIMARY KEY,
+    idempotency_key TEXT NOT NULL UNIQUE,
+    fingerprint TEXT NOT NULL,
+    product_seq INTEGER NOT NULL,
+    body TEXT NOT NULL
+  ) STRICT;
+`;
+
 /** A state file of an older schema holding one product (without a version, as they had none). */
-function writeOldStateFile(path: string, version: 1 | 2): void {
+function writeOldStateFile(path: string, version: 1 | 2 | 3): void {
   mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
-  db.exec(version === 1 ? SCHEMA_V1 : SCHEMA_V1 + IMAGES_V2);
+  db.exec([SCHEMA_V1, IMAGES_V2, PRODUCT_UPDATES_V3].slice(0, version).join(''));
   db.pragma(`application_id = ${0x53494d53}`); // 'SIMS', as the simulator marks its files
   db.pragma(`user_version = ${version}`);
   const old = {
@@ -238,11 +248,11 @@ describe('platform-sim state file', () => {
     });
     expect((await updateProduct(second, 'shop-a', productId, 'upd-1', 'Other')).status).toBe(409);
     expect(await getProduct(second, 'shop-a', productId)).toEqual(later.body);
-    // The create key replays the product as it is now, the only body the file keeps.
+    // The create key replays what the create answered, kept by the first update.
     expect(await createProduct(second, 'shop-a', 'pub-1', 'Teapot')).toEqual({
       status: 201,
       replayed: true,
-      body: later.body,
+      body: created,
     });
     const third = await updateProduct(second, 'shop-a', productId, 'upd-3', 'Teapot S');
     expect(third.body).toMatchObject({ version: 4, title: 'Teapot S' });
@@ -256,28 +266,31 @@ describe('platform-sim state file', () => {
     });
   });
 
-  it.each([1, 2] as const)('upgrades a schema %i file to 3, its products at version 1', async (version) => {
-    writeOldStateFile(file, version);
-    const sim = await start();
-    const old = await getProduct(sim, 'shop-a', 'prd_00000001');
-    expect(old).toMatchObject({ title: 'Old teapot', version: 1 });
-    const updated = await updateProduct(sim, 'shop-a', 'prd_00000001', 'upd-1', 'Renewed teapot');
-    expect(updated.body).toMatchObject({ version: 2, createdAt: '2026-01-01T00:00:00.000Z' });
-    expect((await createProduct(sim, 'shop-a', 'pub-2', 'Kettle')).body.productId).toBe('prd_00000002');
-    await sim.close(); // the simulator holds its file exclusively while it runs
+  it.each([1, 2, 3] as const)(
+    'upgrades a schema %i file to 4, its products at version 1',
+    async (version) => {
+      writeOldStateFile(file, version);
+      const sim = await start();
+      const old = await getProduct(sim, 'shop-a', 'prd_00000001');
+      expect(old).toMatchObject({ title: 'Old teapot', version: 1 });
+      const updated = await updateProduct(sim, 'shop-a', 'prd_00000001', 'upd-1', 'Renewed teapot');
+      expect(updated.body).toMatchObject({ version: 2, createdAt: '2026-01-01T00:00:00.000Z' });
+      expect((await createProduct(sim, 'shop-a', 'pub-2', 'Kettle')).body.productId).toBe('prd_00000002');
+      await sim.close(); // the simulator holds its file exclusively while it runs
 
-    expect(schemaOf(file)).toEqual({
-      version: 3,
-      tables: ['ai_calls', 'counters', 'images', 'key_counters', 'product_updates', 'products'],
-    });
-    const again = await start();
-    expect(await getProduct(again, 'shop-a', 'prd_00000001')).toEqual(updated.body);
-    expect(await updateProduct(again, 'shop-a', 'prd_00000001', 'upd-1', 'Renewed teapot')).toEqual({
-      ...updated,
-      replayed: true,
-    });
-    expect((await new SimAdminClient(again.url).counters()).productsCreated).toBe(2);
-  });
+      expect(schemaOf(file)).toEqual({
+        version: 4,
+        tables: ['ai_calls', 'counters', 'images', 'key_counters', 'product_updates', 'products'],
+      });
+      const again = await start();
+      expect(await getProduct(again, 'shop-a', 'prd_00000001')).toEqual(updated.body);
+      expect(await updateProduct(again, 'shop-a', 'prd_00000001', 'upd-1', 'Renewed teapot')).toEqual({
+        ...updated,
+        replayed: true,
+      });
+      expect((await new SimAdminClient(again.url).counters()).productsCreated).toBe(2);
+    },
+  );
 
   it('keeps uploaded images (bytes, ids, keys) across a restart', async () => {
     const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');

@@ -50,7 +50,10 @@ interface StoredProduct {
 /** A product as a state file keeps it: with the idempotency key that created it, if any. */
 export interface SavedProduct {
   seq: number;
+  /** The current body. */
   product: Product;
+  /** The body the create answered, when an update has changed it since (the key replays it). */
+  created?: Product;
   idempotency: { key: string; fingerprint: string } | null;
   removed: boolean;
 }
@@ -77,6 +80,8 @@ export interface MarketplaceJournal {
 interface CreateRecord {
   fingerprint: string;
   stored: StoredProduct;
+  /** What the create answered: its key replays it, whatever updates came after. */
+  answer: Product;
 }
 
 interface UpdateRecord {
@@ -117,10 +122,13 @@ export class MarketplaceStore {
    * sequence order; ids continue after the last.
    */
   restore(saved: readonly SavedProduct[], updates: readonly SavedProductUpdate[] = []): void {
-    for (const { seq, product, idempotency, removed } of saved) {
+    for (const { seq, product, created, idempotency, removed } of saved) {
       const stored = { seq, product: versioned(product) };
       this.seq = Math.max(this.seq, seq);
-      if (idempotency) this.byKey.set(idempotency.key, { fingerprint: idempotency.fingerprint, stored });
+      if (idempotency) {
+        const answer = created ? versioned(created) : stored.product;
+        this.byKey.set(idempotency.key, { fingerprint: idempotency.fingerprint, stored, answer });
+      }
       if (!removed) this.place(stored);
     }
     for (const { key, fingerprint, product } of updates)
@@ -145,8 +153,7 @@ export class MarketplaceStore {
     }
     if (existing) {
       this.counters.productReplays += 1;
-      // The product as it is now: the state file keeps only its current body.
-      return { status: 201, product: existing.stored.product, replayed: true };
+      return { status: 201, product: existing.answer, replayed: true };
     }
     const seq = this.seq + 1;
     const product = newProduct(seq, storeExternalId, input, 'api');
@@ -154,7 +161,7 @@ export class MarketplaceStore {
     this.seq = seq;
     const stored = { seq, product };
     this.place(stored);
-    this.byKey.set(key, { fingerprint, stored });
+    this.byKey.set(key, { fingerprint, stored, answer: product });
     this.counters.productsCreated += 1;
     return { status: 201, product, replayed: false };
   }

@@ -9,7 +9,7 @@ import type { SavedSimState, SimStateFile } from './sim-state';
 
 // Marks the file as ours ('SIMS'), so another SQLite file is refused rather than written into.
 const APPLICATION_ID = 0x53494d53;
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 const IMAGES_TABLE = `
   CREATE TABLE images (
@@ -32,8 +32,17 @@ const PRODUCT_UPDATES_TABLE = `
   ) STRICT;
 `;
 
-/** What a file of schema `n` lacks to be of schema n + 1: each version only added tables. */
-const UPGRADES: Record<number, string> = { 1: IMAGES_TABLE, 2: PRODUCT_UPDATES_TABLE };
+// The body a keyed create answered, kept by the product's first update (before it, `body` is that
+// answer): the create key replays it. NULL in rows a schema 3 file had already updated, whose
+// create key replays the current body (the first answer was not kept).
+const CREATED_BODY_COLUMN = 'ALTER TABLE products ADD COLUMN created_body TEXT;';
+
+/** What a file of schema `n` lacks to be of schema n + 1: each version only added to it. */
+const UPGRADES: Record<number, string> = {
+  1: IMAGES_TABLE,
+  2: PRODUCT_UPDATES_TABLE,
+  3: CREATED_BODY_COLUMN,
+};
 
 // Products stay in the file when removed from a store: their keys still replay, and the largest
 // seq is the product id counter. Likewise the largest ai_calls seq is the AI result counter.
@@ -44,7 +53,8 @@ const SCHEMA = `
     idempotency_key TEXT UNIQUE,
     fingerprint TEXT,
     removed INTEGER NOT NULL DEFAULT 0,
-    body TEXT NOT NULL
+    body TEXT NOT NULL,
+    created_body TEXT
   ) STRICT;
   CREATE TABLE ai_calls (
     seq INTEGER PRIMARY KEY,
@@ -80,6 +90,7 @@ interface ProductRow {
   fingerprint: string | null;
   removed: number;
   body: string;
+  created_body: string | null;
 }
 
 interface ProductUpdateRow {
@@ -134,12 +145,13 @@ export class SqliteStateFile implements SimStateFile {
   load(): SavedSimState {
     const products = this.db
       .prepare<[], ProductRow>(
-        'SELECT seq, idempotency_key, fingerprint, removed, body FROM products ORDER BY seq',
+        'SELECT seq, idempotency_key, fingerprint, removed, body, created_body FROM products ORDER BY seq',
       )
       .all()
       .map((row): SavedProduct => ({
         seq: row.seq,
         product: JSON.parse(row.body) as Product,
+        ...(row.created_body === null ? {} : { created: JSON.parse(row.created_body) as Product }),
         idempotency:
           row.idempotency_key === null
             ? null
@@ -230,7 +242,10 @@ export class SqliteStateFile implements SimStateFile {
           'INSERT INTO product_updates (idempotency_key, fingerprint, product_seq, body) VALUES (?, ?, ?, ?)',
         )
         .run(key, fingerprint, productSeq, body);
-      this.db.prepare('UPDATE products SET body = ? WHERE seq = ?').run(body, productSeq);
+      // The first update keeps the body it replaces: what the create key answered.
+      this.db
+        .prepare('UPDATE products SET created_body = coalesce(created_body, body), body = ? WHERE seq = ?')
+        .run(body, productSeq);
     })();
   }
 
@@ -291,7 +306,8 @@ function prepareSchema(path: string, db: Database.Database): void {
     throw new StateFileError(`${path} is a SQLite file, but not a platform-sim state file`);
   }
   if (version >= 1 && version < SCHEMA_VERSION) {
-    // 1 → 2: product images; 2 → 3: product updates (an older file has none of either).
+    // 1 → 2: product images; 2 → 3: product updates (an older file has none of either); 3 → 4:
+    // the create's answer, kept by a product's first update.
     for (let from = version; from < SCHEMA_VERSION; from += 1) db.exec(UPGRADES[from]);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
     return;

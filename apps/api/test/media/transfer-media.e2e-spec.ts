@@ -1,4 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { MIGRATIONS_DIR } from '@listing/db';
 import { useTestDatabase } from '@listing/testing';
 import { waitUntil } from '../outbox/processes';
 import { MediaStack, pngSize, type OperationBody } from './media-stack';
@@ -217,6 +220,53 @@ describe('transfers become media (real processes)', () => {
     expect(await counts()).toEqual({ media: 1, operations: 1, jobs: 1 });
     expect(stack.storageSnapshot()).toEqual(snapshot);
     expect(await getMedia(mediaId)).toEqual(media);
+  });
+
+  it('a transfer settled before transfers made media gets one from the backfill migration, once', async () => {
+    const name = 'backfilled-80x60.png';
+    const accepted = await stack.client.post<{ transfer: Transfer; operation: OperationBody }>(
+      stack.ws('/material-transfers'),
+      { sourceUrl: source(name) },
+      { key: randomUUID() },
+    );
+    await stack.waitForOperation(accepted.body.operation.id);
+    const transferId = accepted.body.transfer.id;
+    const settled = (await stack.client.get<Transfer>(stack.ws(`/material-transfers/${transferId}`))).body;
+    await stack.waitForOperation((await getMedia(settled.mediaId!)).operationId!);
+    // As sql/026 found a transfer settled before it: succeeded, no media.
+    await t.owner.query(`update material_transfers set media_id = null where id = $1`, [transferId]);
+
+    // The migration's own text, run twice: two events for the one transfer.
+    const backfill = readFileSync(path.join(MIGRATIONS_DIR, '028_transfer_media_backfill.sql'), 'utf8');
+    await t.owner.query(backfill);
+    await t.owner.query(backfill);
+    const { rows: events } = await t.owner.query<{ id: string; payload: unknown }>(
+      `select id, payload from outbox_events where event_type = 'material-transfer.media-backfill'`,
+    );
+    // The other transfers of this file name their media: no event for them.
+    expect(events.map((e) => e.payload)).toEqual([{ transferId }, { transferId }]);
+    const results = await Promise.all(events.map((e) => firstResult(e.id, 'material-transfers')));
+    const created = results.filter((r) => (r.result as { outcome: string }).outcome === 'created');
+    expect(created).toHaveLength(1);
+    expect(results).toContainEqual({
+      duplicate: false,
+      result: { outcome: 'skipped', reason: 'has a media' },
+    });
+
+    const transfer = (await stack.client.get<Transfer>(stack.ws(`/material-transfers/${transferId}`))).body;
+    const mediaId = (created[0]!.result as { mediaId: string }).mediaId;
+    expect(transfer).toMatchObject({ status: 'succeeded', mediaId });
+    expect(mediaId).not.toBe(settled.mediaId);
+    const pending = await getMedia(mediaId);
+    expect(pending).toMatchObject({ filename: name, objectKey: transfer.objectKey });
+    await stack.waitForOperation(pending.operationId!);
+    expect(await getMedia(mediaId)).toMatchObject({
+      status: 'ready',
+      contentType: 'image/png',
+      width: 80,
+      height: 60,
+      checksumSha256: transfer.checksumSha256,
+    });
   });
 
   it('a transfer of bytes nobody uploaded derives its own thumbnail, under the content’s key', async () => {

@@ -63,6 +63,7 @@ describe('the worker discovers its jobs from the DI graph', () => {
       expect(jobs.sort()).toEqual([
         'ai-tasks/ai-task.run',
         'material-transfers/material-transfer.copy',
+        'material-transfers/material-transfer.media-backfill',
         'media/media.process',
         'outbox-maintenance/outbox.retention',
         'publications/publication.publish',

@@ -178,7 +178,7 @@ export class MaterialTransferJob implements RemoteStep<Payload, TransferRow, Cop
 }
 
 /** The source's file name, for people: its last path segment, decoded when it decodes. */
-function lastPathSegment(sourceKey: string): string {
+export function lastPathSegment(sourceKey: string): string {
   const segment = new URL(sourceKey).pathname.split('/').pop() ?? '';
   try {
     return decodeURIComponent(segment);

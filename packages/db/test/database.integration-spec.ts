@@ -20,6 +20,17 @@ async function txid(): Promise<string> {
   return result.rows[0]!.txid;
 }
 
+/** A two-connection Database reaching PostgreSQL through a proxy the test can cut. */
+async function behindProxy(): Promise<{ proxy: CuttableProxy; db: Database }> {
+  const target = new URL(t.info.appUrl);
+  const proxy = new CuttableProxy(await freeTcpPort(), {
+    host: target.hostname,
+    port: Number(target.port || 5432),
+  });
+  await proxy.open();
+  return { proxy, db: new Database({ connectionString: proxy.urlThrough(t.info.appUrl), max: 2 }) };
+}
+
 describe('Database: ambient transactions on AsyncLocalStorage', () => {
   let ws: { workspaceId: string; userId: string };
   beforeAll(async () => {
@@ -48,13 +59,7 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
   });
 
   it('a connection dropped between two statements of a transaction fails the next one, and does not crash the process', async () => {
-    const target = new URL(t.info.appUrl);
-    const proxy = new CuttableProxy(await freeTcpPort(), {
-      host: target.hostname,
-      port: Number(target.port || 5432),
-    });
-    await proxy.open();
-    const db = new Database({ connectionString: proxy.urlThrough(t.info.appUrl), max: 2 });
+    const { proxy, db } = await behindProxy();
     try {
       const failure = await db
         .transaction(async () => {
@@ -79,13 +84,7 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
   });
 
   it('connectionFailedSince tells its own refused or dropped connections from other errors', async () => {
-    const target = new URL(t.info.appUrl);
-    const proxy = new CuttableProxy(await freeTcpPort(), {
-      host: target.hostname,
-      port: Number(target.port || 5432),
-    });
-    await proxy.open();
-    const db = new Database({ connectionString: proxy.urlThrough(t.info.appUrl), max: 2 });
+    const { proxy, db } = await behindProxy();
     const failure = (query: Promise<unknown>) =>
       query.then(
         () => null,

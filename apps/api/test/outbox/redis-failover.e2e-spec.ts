@@ -45,6 +45,12 @@ function startRedis(port: number, extra: string[] = []): ChildProcess {
   );
 }
 
+async function distinctFreePorts(n: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < n) ports.add(await freeTcpPort());
+  return [...ports];
+}
+
 const clients: Redis[] = [];
 /** A client of one server; disconnected after the file (a killed server must not keep jest alive). */
 const redisAt = (port: number) => {
@@ -77,11 +83,13 @@ describe('Redis failover: the primary killed, its replica promoted', () => {
    * moves the address to it.
    */
   async function redisPair() {
-    const [primaryPort, replicaPort] = [await freeTcpPort(), await freeTcpPort()];
+    // Four different ports: a port asked for before another is bound can come back twice, and the
+    // later of the two listeners (a server, say) then never starts.
+    const [primaryPort, replicaPort, linkPort, vipPort] = await distinctFreePorts(4);
     const primary = startRedis(primaryPort);
     servers.push(primary);
-    const link = new CuttableProxy(await freeTcpPort(), { host: '127.0.0.1', port: primaryPort });
-    const vip = new CuttableProxy(await freeTcpPort(), { host: '127.0.0.1', port: primaryPort });
+    const link = new CuttableProxy(linkPort, { host: '127.0.0.1', port: primaryPort });
+    const vip = new CuttableProxy(vipPort, { host: '127.0.0.1', port: primaryPort });
     proxies.push(link, vip);
     await link.open();
     await vip.open();

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { isDatabaseUnavailable, type Database } from '@listing/db';
 import { DelayedError, Queue, RateLimitError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { z } from 'zod';
+import { ConnectionLosses } from './connection-losses';
 import { DeadLetterReactor } from './dead-letter-reactor';
 import { FailedJobSweep } from './failed-job-sweep';
 import { InboxRepository } from './inbox.repository';
@@ -46,6 +47,13 @@ export interface WorkerRuntimeOptions {
    */
   readonly databaseRetryMs?: number;
   /**
+   * How many times (default 3) a job goes back uncounted because one of this process's own
+   * connections failed during its try while the database answers afterwards: an outage that ended
+   * mid-try, or the job's own work ending its connection on every try. Past it such a failure
+   * counts an attempt, so the second kind is dead-lettered instead of waiting forever.
+   */
+  readonly connectionLossPutBacks?: number;
+  /**
    * A job this process has no handler for (a newer version's job on a shared queue, during a
    * rolling deploy) waits this long (ms, default 60 000) in the delayed set, no attempt counted,
    * for a worker that knows it, instead of failing; once it is older than unknownJobMaxAgeMs
@@ -69,6 +77,9 @@ export interface WorkerRuntimeOptions {
   /** Test-only crash points (OutboxFaults.fromEnv refuses them outside tests). */
   readonly faults?: OutboxFaults;
 }
+
+/** A job's identity across its tries (its id is its event's, unique per queue). */
+const jobKey = (job: Job) => `${job.queueName}:${job.id}`;
 
 /** BullMQ's reason for a job it failed itself because its workers kept dying under it. */
 const STALLED_TOO_OFTEN = /stalled more than allowable limit/i;
@@ -112,6 +123,7 @@ export class OutboxWorkerRuntime {
   private readonly logger: OutboxLogger;
   /** Dead-letter writes of stalled jobs waiting for the database to come back. */
   private readonly deadLetterRetries = new Set<NodeJS.Timeout>();
+  private readonly connectionLosses: ConnectionLosses;
   private stopped = false;
   private sweep: {
     readonly sweeper: FailedJobSweep;
@@ -130,6 +142,7 @@ export class OutboxWorkerRuntime {
     this.inbox = new InboxRepository(options.db);
     this.outbox = new OutboxRepository(options.db);
     this.logger = options.logger ?? silentLogger;
+    this.connectionLosses = new ConnectionLosses(options.connectionLossPutBacks ?? 3);
   }
 
   /** Checks the registry (exactly one handler per job), then starts one Worker per queue. */
@@ -376,14 +389,27 @@ export class OutboxWorkerRuntime {
 
   /**
    * The job failed because PostgreSQL is unreachable, not because of the job: a provider refusing
-   * a connection looks the same from the error alone. Confirmed when one of our own connections
-   * failed since `since` (the try's start, performance.now()): a probe alone would miss an outage
-   * that ended between the error and the probe, and count an attempt the job never had. Otherwise
-   * confirmed by a probe.
+   * a connection looks the same from the error alone. Decided by a probe, unless one of our own
+   * connections failed since `since` (the try's start, performance.now()): a probe alone would miss
+   * an outage that ended between the error and the probe, and count an attempt the job never had.
+   * Then, for a job's try (`job`), a probe that finds the database back allows only a few
+   * put-backs (ConnectionLosses): the job's own work may be what ends its connection.
    */
-  private async databaseDown(error: unknown, since: number): Promise<boolean> {
+  private async databaseDown(error: unknown, since: number, job?: Job): Promise<boolean> {
     if (!isDatabaseUnavailable(error)) return false;
-    if (this.options.db.connectionFailedSince(since)) return true;
+    if (!this.options.db.connectionFailedSince(since)) return this.probeFails();
+    if (!job || (await this.probeFails())) return true;
+    if (this.connectionLosses.allowPutBack(jobKey(job))) return true;
+    this.logger.warn('the job lost its own connection again while the database answers: attempt counted', {
+      queue: job.queueName,
+      event: job.id,
+      error: redactError(error),
+    });
+    return false;
+  }
+
+  /** True when `select 1` fails or takes over a second. */
+  private async probeFails(): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     try {
       const probe = this.options.db.pool.query('select 1').then(
@@ -440,6 +466,7 @@ export class OutboxWorkerRuntime {
             { outcome: 'failed', message: error instanceof Error ? redactText(error.message) : undefined },
       async (span) => {
         const outcome = await this.processJob(job, token);
+        this.connectionLosses.forget(jobKey(job));
         if (outcome.duplicate) span.setOutcome('duplicate');
         return outcome;
       },
@@ -474,7 +501,7 @@ export class OutboxWorkerRuntime {
       try {
         return { duplicate: false, result: await handler(payload, this.context(job, null)) };
       } catch (error) {
-        if (await this.databaseDown(error, started)) await this.retryLater(job, error);
+        if (await this.databaseDown(error, started, job)) await this.retryLater(job, error);
         throw redactedJobError(error);
       }
     }
@@ -498,10 +525,11 @@ export class OutboxWorkerRuntime {
       this.options.faults?.afterHandlerCommit();
       return outcome;
     } catch (error) {
-      if (await this.databaseDown(error, started)) await this.retryLater(job, error);
+      if (await this.databaseDown(error, started, job)) await this.retryLater(job, error);
       const attempts = job.opts.attempts ?? 1;
       const final = error instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts;
       if (final) {
+        this.connectionLosses.forget(jobKey(job));
         const failure = await this.deadLetter(workspaceId, eventId, job.attemptsMade + 1, error);
         // Failing the job while its event cannot be dead-lettered would strand the event
         // ('dispatched', nobody working on it): back to the queue uncounted instead, and the last

@@ -53,6 +53,14 @@ const outageEndsJob = defineJob({
   inbox: false,
 });
 
+/** Its work ends its own connection on every try (as a server timeout it trips would). */
+const selfTerminatingJob = defineJob({
+  name: 'outage.self-terminating',
+  queue: QUEUE,
+  schema: z.object({}),
+  maxAttempts: 2,
+});
+
 /**
  * What the runtimes of this file log: each try they make against the cut database is a line
  * naming the event, so a test can wait until the path under test has actually run (a fixed sleep
@@ -64,6 +72,7 @@ const record = (msg: string, fields?: Record<string, unknown>) => logged.push({ 
 const logger: OutboxLogger = { info: record, warn: record, error: record };
 const BACK_IN_QUEUE = 'database unreachable: job back in its queue, no attempt counted';
 const DEAD_LETTER_FAILED = 'could not dead-letter the outbox event';
+const COUNTED = 'the job lost its own connection again while the database answers: attempt counted';
 const tries = (msg: string, event: string) => logged.filter((l) => l.msg === msg && l.event === event).length;
 
 class CountHandlers {
@@ -71,8 +80,16 @@ class CountHandlers {
   /** Cuts the database and opens it again around a query of the handler's, on its first try. */
   outageAroundQuery: { cut: () => Promise<void>; open: () => Promise<void> } | null = null;
   outageEndsTries = 0;
+  selfTerminatingTries = 0;
 
   constructor(private readonly db: Database) {}
+
+  @OutboxHandler(selfTerminatingJob)
+  async selfTerminating() {
+    this.selfTerminatingTries++;
+    await this.db.executor.execute(sql`select pg_terminate_backend(pg_backend_pid())`);
+    return { survived: true };
+  }
 
   @OutboxHandler(lastAttemptJob)
   async lastAttempt() {
@@ -151,6 +168,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
       prefix: t.info.bullPrefix,
       concurrency: 2,
       databaseRetryMs: 200,
+      connectionLossPutBacks: 2,
       logger,
     });
     await runtime.start();
@@ -222,6 +240,30 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
       handlers.outageAroundQuery = null;
       await proxy.open().catch(() => undefined);
     }
+  });
+
+  it('a job whose own work ends its connection on every try, the database answering, counts its attempts after a few put-backs', async () => {
+    const id = randomUUID();
+    await t.owner.query(
+      `insert into outbox_events (id, workspace_id, queue, event_type, payload, max_attempts) values ($1, $2, $3, $4, '{}', 2)`,
+      [id, ws, QUEUE, selfTerminatingJob.name],
+    );
+    handlers.selfTerminatingTries = 0;
+    await new OutboxDispatcher({ db: t.agentDb, producer }).drain();
+    // Uncounted without a bound, it went back to its queue every time and never ended.
+    const row = await waitFor('the event to be dead-lettered', async () => {
+      const { rows } = await t.owner.query(`select status, last_error from outbox_events where id = $1`, [
+        id,
+      ]);
+      return rows[0].status === 'dead_letter' ? rows[0] : undefined;
+    });
+    expect(row.last_error).toMatch(/terminating connection/);
+    const job = await jobInState(queue, id, 'failed');
+    expect(job.attemptsMade).toBe(2);
+    // Two put-backs (connectionLossPutBacks), then each of the two attempts counted.
+    expect(tries(BACK_IN_QUEUE, id)).toBe(2);
+    expect(tries(COUNTED, id)).toBe(2);
+    expect(handlers.selfTerminatingTries).toBe(4);
   });
 
   /** The runtime's log lines about the event, its job and its row, for a wait that timed out. */

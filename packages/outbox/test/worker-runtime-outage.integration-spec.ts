@@ -184,13 +184,32 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
     await proxy.cut();
   });
 
-  it('returns the job to its queue without counting an attempt, and runs it once the database is back', async () => {
-    await t.owner.query(`insert into outage_counters (workspace_id, name) values ($1, 'c')`, [ws]);
+  /** An outbox event for `job`, as a committed business write leaves it: pending, not yet dispatched. */
+  async function insertEvent(
+    job: { name: string; queue: string; maxAttempts?: number },
+    payload: Record<string, unknown> = {},
+  ) {
     const id = randomUUID();
     await t.owner.query(
-      `insert into outbox_events (id, workspace_id, queue, event_type, payload, max_attempts) values ($1, $2, $3, $4, $5, 2)`,
-      [id, ws, QUEUE, countJob.name, JSON.stringify({ counter: 'c' })],
+      `insert into outbox_events (id, workspace_id, queue, event_type, payload, max_attempts) values ($1, $2, $3, $4, $5, $6)`,
+      [id, ws, job.queue, job.name, JSON.stringify(payload), job.maxAttempts ?? 10],
     );
+    return id;
+  }
+
+  const eventRow = async (id: string) =>
+    (await t.owner.query(`select status, attempt_count, last_error from outbox_events where id = $1`, [id]))
+      .rows[0];
+
+  const deadLettered = (id: string) =>
+    waitFor('the event to be dead-lettered', async () => {
+      const row = await eventRow(id);
+      return row.status === 'dead_letter' ? row : undefined;
+    });
+
+  it('returns the job to its queue without counting an attempt, and runs it once the database is back', async () => {
+    await t.owner.query(`insert into outage_counters (workspace_id, name) values ($1, 'c')`, [ws]);
+    const id = await insertEvent(countJob, { counter: 'c' });
     await proxy.cut();
     await new OutboxDispatcher({ db: t.agentDb, producer }).drain(); // the dispatcher's database is fine
     // More tries than the job has attempts (two, 10 ms apart), each put back uncounted.
@@ -208,16 +227,11 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
     expect(done.returnvalue).toEqual({ duplicate: false, result: { counted: 'c' } });
     const { rows } = await t.owner.query(`select n from outage_counters where workspace_id = $1`, [ws]);
     expect(rows[0].n).toBe(1);
-    const event = await t.owner.query(`select status, attempt_count from outbox_events where id = $1`, [id]);
-    expect(event.rows[0]).toEqual({ status: 'dispatched', attempt_count: 0 });
+    expect(await eventRow(id)).toMatchObject({ status: 'dispatched', attempt_count: 0 });
   });
 
   it('a try whose database failed and came back before its error was judged goes back uncounted', async () => {
-    const id = randomUUID();
-    await t.owner.query(
-      `insert into outbox_events (id, workspace_id, queue, event_type, payload, max_attempts) values ($1, $2, $3, $4, '{}', 1)`,
-      [id, ws, QUEUE, outageEndsJob.name],
-    );
+    const id = await insertEvent(outageEndsJob);
     handlers.outageEndsTries = 0;
     handlers.outageAroundQuery = { cut: () => proxy.cut(), open: () => proxy.open() };
     try {
@@ -232,10 +246,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
       expect(done.returnvalue).toEqual({ duplicate: false, result: { ran: true } });
       expect(handlers.outageEndsTries).toBe(2);
       expect(tries(BACK_IN_QUEUE, id)).toBe(1);
-      const { rows } = await t.owner.query(`select status, attempt_count from outbox_events where id = $1`, [
-        id,
-      ]);
-      expect(rows[0]).toEqual({ status: 'dispatched', attempt_count: 0 });
+      expect(await eventRow(id)).toMatchObject({ status: 'dispatched', attempt_count: 0 });
     } finally {
       handlers.outageAroundQuery = null;
       await proxy.open().catch(() => undefined);
@@ -243,20 +254,11 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
   });
 
   it('a job whose own work ends its connection on every try, the database answering, counts its attempts after a few put-backs', async () => {
-    const id = randomUUID();
-    await t.owner.query(
-      `insert into outbox_events (id, workspace_id, queue, event_type, payload, max_attempts) values ($1, $2, $3, $4, '{}', 2)`,
-      [id, ws, QUEUE, selfTerminatingJob.name],
-    );
+    const id = await insertEvent(selfTerminatingJob);
     handlers.selfTerminatingTries = 0;
     await new OutboxDispatcher({ db: t.agentDb, producer }).drain();
     // Uncounted without a bound, it went back to its queue every time and never ended.
-    const row = await waitFor('the event to be dead-lettered', async () => {
-      const { rows } = await t.owner.query(`select status, last_error from outbox_events where id = $1`, [
-        id,
-      ]);
-      return rows[0].status === 'dead_letter' ? rows[0] : undefined;
-    });
+    const row = await deadLettered(id);
     expect(row.last_error).toMatch(/terminating connection/);
     const job = await jobInState(queue, id, 'failed');
     expect(job.attemptsMade).toBe(2);
@@ -269,9 +271,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
   /** The runtime's log lines about the event, its job and its row, for a wait that timed out. */
   const diagnosis = async (id: string) => {
     const job = await queue.getJob(id);
-    const { rows } = await t.owner.query(`select status, attempt_count from outbox_events where id = $1`, [
-      id,
-    ]);
+    const event = await eventRow(id);
     return JSON.stringify({
       proxyOpen: proxy.isOpen,
       log: logged.filter((l) => l.event === id).map((l) => l.msg),
@@ -280,16 +280,12 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
         attemptsMade: job.attemptsMade,
         failedReason: job.failedReason,
       },
-      event: rows[0],
+      event,
     });
   };
 
   it('a last attempt whose dead-letter write finds the database gone goes back uncounted, and is dead-lettered once it returns', async () => {
-    const id = randomUUID();
-    await t.owner.query(
-      `insert into outbox_events (id, workspace_id, queue, event_type, payload, max_attempts) values ($1, $2, $3, $4, '{}', 1)`,
-      [id, ws, QUEUE, lastAttemptJob.name],
-    );
+    const id = await insertEvent(lastAttemptJob);
     handlers.cutOnFailure = () => proxy.cut();
     try {
       await new OutboxDispatcher({ db: t.agentDb, producer }).drain();
@@ -304,12 +300,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
       handlers.cutOnFailure = null;
       await proxy.open().catch(() => undefined); // still open if the handler never ran
     }
-    const row = await waitFor('the event to be dead-lettered', async () => {
-      const { rows } = await t.owner.query(`select status, last_error from outbox_events where id = $1`, [
-        id,
-      ]);
-      return rows[0].status === 'dead_letter' ? rows[0] : undefined;
-    }).catch(async (error: Error) => {
+    const row = await deadLettered(id).catch(async (error: Error) => {
       // Seen once in a few hundred runs on a loaded machine, unexplained: say what the worker did.
       throw new Error(`${error.message}: ${await diagnosis(id)}`);
     });
@@ -342,11 +333,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
         db: workerDb,
         registry: new JobRegistry().handle(stuckJob, async () => null),
       });
-    const id = randomUUID();
-    await t.owner.query(
-      `insert into outbox_events (id, workspace_id, queue, event_type, payload) values ($1, $2, $3, $4, '{}')`,
-      [id, ws, queueName, stuckJob.name],
-    );
+    const id = await insertEvent(stuckJob);
     const { release } = await stallJob(t.agentDb, options, stuckJob, () =>
       new OutboxDispatcher({ db: t.agentDb, producer }).drain(),
     );
@@ -369,9 +356,6 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
     return { id, rescuer, runtime, cleanUp };
   }
 
-  const eventRow = async (id: string) =>
-    (await t.owner.query(`select status, last_error from outbox_events where id = $1`, [id])).rows[0];
-
   it('a job BullMQ fails for stalling while the database is gone is dead-lettered once it returns', async () => {
     const { id, cleanUp } = await strandStalledJob('q-outage-stuck');
     try {
@@ -381,10 +365,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
       );
       expect((await eventRow(id)).status).toBe('dispatched');
       await proxy.open();
-      const row = await waitFor('the event to be dead-lettered', async () => {
-        const r = await eventRow(id);
-        return r.status === 'dead_letter' ? r : undefined;
-      });
+      const row = await deadLettered(id);
       expect(row.last_error).toMatch(/stalled/);
     } finally {
       await cleanUp();
@@ -419,16 +400,9 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
   });
 
   it('a provider refusing connections (the database answering) still counts attempts and dead-letters', async () => {
-    const id = randomUUID();
-    await t.owner.query(
-      `insert into outbox_events (id, workspace_id, queue, event_type, payload, max_attempts) values ($1, $2, $3, $4, '{}', 2)`,
-      [id, ws, QUEUE, providerJob.name],
-    );
+    const id = await insertEvent(providerJob);
     await new OutboxDispatcher({ db: t.agentDb, producer }).drain();
-    await waitFor('the event to be dead-lettered', async () => {
-      const { rows } = await t.owner.query(`select status from outbox_events where id = $1`, [id]);
-      return rows[0].status === 'dead_letter';
-    });
+    await deadLettered(id);
     // The dead-letter write commits before BullMQ records the failure.
     const job = await jobInState(queue, id, 'failed');
     expect(job.attemptsMade).toBe(2);

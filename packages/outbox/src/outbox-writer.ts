@@ -8,6 +8,9 @@ import { OutboxRepository } from './outbox.repository';
 import { assertSafePayload } from './payload-guard';
 import { traceOutboxCreate } from './trace-context';
 
+/** Delivery attempts of an event that names none: outbox_events.max_attempts' column default too. */
+export const DEFAULT_MAX_ATTEMPTS = 10;
+
 export interface OutboxWriterOptions {
   /** Post-commit wake-up of the dispatcher (OutboxNudger). Without it the dispatcher polls. */
   readonly nudger?: { nudge(workspaceId?: string): void };
@@ -50,7 +53,7 @@ export class OutboxWriter {
     // index, so a large dispatched history costs the claim and the marks nothing.
     const id = event.id ?? uuidv7();
     if (!UUID_RE.test(id)) throw new OutboxError('OUTBOX_INVALID_EVENT', 'event id must be a UUID');
-    const maxAttempts = event.maxAttempts ?? this.options.defaultMaxAttempts ?? 10;
+    const maxAttempts = event.maxAttempts ?? this.options.defaultMaxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 1000) {
       throw new OutboxError('OUTBOX_INVALID_EVENT', 'maxAttempts must be an integer in 1..1000');
     }

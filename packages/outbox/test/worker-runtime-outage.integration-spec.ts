@@ -4,6 +4,7 @@ import { Database, sql } from '@listing/db';
 import { CuttableProxy, freeTcpPort, seedWorkspace, useTestDatabase } from '@listing/testing';
 import { z } from 'zod';
 import {
+  DEFAULT_MAX_ATTEMPTS,
   defineJob,
   JobRegistry,
   OutboxDispatcher,
@@ -192,7 +193,7 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
     const id = randomUUID();
     await t.owner.query(
       `insert into outbox_events (id, workspace_id, queue, event_type, payload, max_attempts) values ($1, $2, $3, $4, $5, $6)`,
-      [id, ws, job.queue, job.name, JSON.stringify(payload), job.maxAttempts ?? 10],
+      [id, ws, job.queue, job.name, JSON.stringify(payload), job.maxAttempts ?? DEFAULT_MAX_ATTEMPTS],
     );
     return id;
   }

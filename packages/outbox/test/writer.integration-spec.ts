@@ -1,7 +1,7 @@
 import { sql } from '@listing/db';
 import { seedWorkspace, useTestDatabase } from '@listing/testing';
 import { z } from 'zod';
-import { defineJob, OutboxError, OutboxNudger, OutboxWriter } from '../src';
+import { DEFAULT_MAX_ATTEMPTS, defineJob, OutboxError, OutboxNudger, OutboxWriter } from '../src';
 
 const t = useTestDatabase();
 
@@ -53,8 +53,17 @@ describe('OutboxWriter', () => {
       event_type: 'writer.event',
       status: 'pending',
       attempt_count: 0,
+      max_attempts: DEFAULT_MAX_ATTEMPTS,
       payload: { orderId: 'o-1', version: 3 },
     });
+  });
+
+  it('gives an event without maxAttempts the column default, which rows inserted by hand get too', async () => {
+    const { rows } = await t.owner.query<{ d: string }>(
+      `select column_default as d from information_schema.columns
+        where table_name = 'outbox_events' and column_name = 'max_attempts'`,
+    );
+    expect(rows[0]?.d).toBe(String(DEFAULT_MAX_ATTEMPTS));
   });
 
   it('rides with the COMMIT round trip; a failing event insert rolls the business rows back too', async () => {

@@ -58,7 +58,7 @@ describe('OutboxWriter', () => {
     });
   });
 
-  it('gives an event without maxAttempts the column default, which rows inserted by hand get too', async () => {
+  it("the writer's default attempts are the column's default, which rows inserted by hand get", async () => {
     const { rows } = await t.owner.query<{ d: string }>(
       `select column_default as d from information_schema.columns
         where table_name = 'outbox_events' and column_name = 'max_attempts'`,

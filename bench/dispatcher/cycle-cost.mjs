@@ -19,12 +19,12 @@
 // with packages/db/dist/setup-cli.js (run `pnpm run build` first), drops it at the end.
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { cpuMs } from '../lib/proc-cpu.mjs';
 
 const require = createRequire(import.meta.url);
 const { Database } = require('@listing/db');
@@ -102,11 +102,7 @@ await owner.query(`
 const db = new Database({ connectionString: agentUrl.toString(), max: 1, applicationName: 'bench-cycle' });
 const repository = new OutboxRepository(db);
 const pid = (await db.pool.query('select pg_backend_pid() as p')).rows[0].p;
-const clockTick = Number(execFileSync('getconf', ['CLK_TCK']).toString()) || 100;
-const backendCpuUs = () => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / clockTick;
-};
+const backendCpuUs = () => cpuMs(pid) * 1000;
 
 let seq = 0;
 /** One pending event in each of the first k workspaces (as the owner, not measured). */

@@ -25,7 +25,7 @@
 // Writes bench/dispatcher/last-run.json and last-run.md.
 import { spawn, fork, execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, writeFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +33,7 @@ import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { cpuMs, procCpuAvailable } from '../lib/proc-cpu.mjs';
 import { createRequire } from 'node:module';
 
 // The workspace packages are CommonJS built by swc (`export *` is not visible to ESM named imports).
@@ -318,16 +319,7 @@ function forkWorker(
  * processes. Two snapshots around the measured window give each one's share of the machine.
  */
 async function cpuSnapshot(owner, redis, pids) {
-  if (!existsSync('/proc/self/stat')) return null;
-  const ticks = (pid) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return (Number(f[11]) + Number(f[12])) * 10; // USER_HZ = 100 on Linux: 10 ms per tick
-    } catch {
-      return null; // gone
-    }
-  };
+  if (!procCpuAvailable) return null;
   const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
   const { rows } = await owner.query(
     // backend_type is hidden from an unprivileged role (the owner is one); datname is not, and is
@@ -339,7 +331,7 @@ async function cpuSnapshot(owner, redis, pids) {
   );
   const roles = new Map();
   const add = (role, pid) => {
-    const ms = ticks(pid);
+    const ms = cpuMs(pid);
     if (ms !== null) roles.set(`${role}\u0000${pid}`, ms);
   };
   add('load generator (Node: the "API")', process.pid);

@@ -47,6 +47,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { cpuMs, procCpuAvailable } from '../lib/proc-cpu.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -106,6 +107,8 @@ function freePort() {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+const cpuTotal = (cpu) => cpu.api + cpu.postgres + cpu.background;
 
 function median(values) {
   const sorted = [...values].sort((x, y) => x - y);
@@ -233,9 +236,49 @@ function makeScenario(name, label, user, keyMode, base, variant) {
   return scenario;
 }
 
+/**
+ * CPU so far of the API process under load and of PostgreSQL: the backends of the bench database
+ * (the APIs' pools; an idle baseline API's backends add nothing) and PostgreSQL's background
+ * processes (the WAL writer flushes what the commits wrote). Maps pid → ms.
+ */
+function cpuSnapshot(apiPid) {
+  if (!procCpuAvailable) return null;
+  const snapshot = { api: new Map(), backends: new Map(), background: new Map() };
+  const add = (group, pid) => {
+    const ms = cpuMs(pid);
+    if (ms !== null) snapshot[group].set(pid, ms);
+  };
+  add('api', apiPid);
+  const rows = psql(
+    ADMIN_BENCH_URL,
+    `select pid, datname is null from pg_stat_activity
+      where (datname = current_database() or datname is null) and pid <> pg_backend_pid()`,
+  );
+  for (const line of rows.split('\n').filter(Boolean)) {
+    const [pid, background] = line.split('|');
+    add(background === 't' ? 'background' : 'backends', Number(pid));
+  }
+  return snapshot;
+}
+
+/** µs of CPU per response between two snapshots; a process that started within is not counted. */
+function cpuPerRequest(before, after, responses) {
+  if (!before || !after || !responses) return null;
+  const us = (group) => {
+    let ms = 0;
+    for (const [pid, end] of after[group]) {
+      const start = before[group].get(pid);
+      if (start !== undefined) ms += end - start;
+    }
+    return (ms * 1000) / responses;
+  };
+  return { api: us('api'), postgres: us('backends'), background: us('background') };
+}
+
 async function runAutocannon(scenario, seconds) {
   const base = scenario.base;
   const check = { replayedWrong: 0, checked: 0 };
+  const cpuBefore = scenario.api ? cpuSnapshot(scenario.api.pid) : null;
   const instance = autocannon({
     url: `${base}/v1/workspaces/${scenario.user.workspaceId}/product-drafts`,
     connections: CONNECTIONS,
@@ -257,6 +300,7 @@ async function runAutocannon(scenario, seconds) {
     ],
   });
   const result = await instance;
+  const cpuAfter = cpuBefore ? cpuSnapshot(scenario.api.pid) : null;
   if (scenario.api && exitedAlready(scenario.api))
     throw new Error(`the API process died during ${scenario.name}`);
   return {
@@ -270,6 +314,7 @@ async function runAutocannon(scenario, seconds) {
     p99: result.latency.p99,
     mean: result.latency.average,
     replayedWrong: check.replayedWrong,
+    cpu: cpuPerRequest(cpuBefore, cpuAfter, result['2xx'] + result.non2xx),
   };
 }
 
@@ -452,6 +497,11 @@ async function main() {
           p99: median(rs.map((r) => r.p99)),
           rpsAll: rs.map((r) => Math.round(r.rps)),
           bad: rs.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts + r.replayedWrong, 0),
+          cpu: rs.every((r) => r.cpu)
+            ? Object.fromEntries(
+                ['api', 'postgres', 'background'].map((k) => [k, median(rs.map((r) => r.cpu[k]))]),
+              )
+            : null,
         };
       }
       summaries[v.name] = summary;
@@ -509,12 +559,17 @@ async function main() {
       const sum = summaries[v.name];
       lines.push('');
       if (variants.length > 1) lines.push(`**${v.name}**`, '');
-      lines.push('| scenario | req/s (median) | p50 ms | p99 ms | req/s per round | errors |');
-      lines.push('|---|---:|---:|---:|---|---:|');
+      lines.push(
+        '| scenario | req/s (median) | p50 ms | p99 ms | req/s per round | errors | CPU µs/request: API + PostgreSQL backends + background |',
+      );
+      lines.push('|---|---:|---:|---:|---|---:|---:|');
       for (const s of variantScenarios[v.name]) {
         const x = sum[s.name];
+        const cpu = x.cpu
+          ? `${fmt(x.cpu.api)} + ${fmt(x.cpu.postgres)} + ${fmt(x.cpu.background)} = ${fmt(cpuTotal(x.cpu))}`
+          : '—';
         lines.push(
-          `| (${s.name}) ${s.label} | ${fmt(x.rps)} | ${x.p50} | ${x.p99} | ${x.rpsAll.map(fmt).join(' / ')} | ${x.bad} |`,
+          `| (${s.name}) ${s.label} | ${fmt(x.rps)} | ${x.p50} | ${x.p99} | ${x.rpsAll.map(fmt).join(' / ')} | ${x.bad} | ${cpu} |`,
         );
       }
     }
@@ -529,6 +584,18 @@ async function main() {
     goal('c/a', ratio('c'), 3.3);
     goal('c/d', summary.c.rps / summary.d.rps, 0.9);
     lines.push(`| d/a | ${ratio('d').toFixed(2)} | — | — |`);
+    if (Object.values(summary).every((x) => x.cpu)) {
+      // What each ratio would be if the machine were bound by CPU alone (two cores shared by the
+      // API, PostgreSQL and autocannon: nearly so); it drifts less than req/s between runs.
+      const byCpu = (x, y) => cpuTotal(summary[y].cpu) / cpuTotal(summary[x].cpu);
+      const delta = (k) => summary.b.cpu[k] - summary.a.cpu[k];
+      const signed = (n) => `${n < 0 ? '−' : '+'}${fmt(Math.abs(n))}`;
+      lines.push('');
+      lines.push(
+        `By CPU per request (the inverse ratio of the totals above): b/a ${byCpu('b', 'a').toFixed(2)}, c/a ${byCpu('c', 'a').toFixed(2)}, c/d ${byCpu('c', 'd').toFixed(2)}. ` +
+          `What a fresh key adds to a create (b − a): API ${signed(delta('api'))} µs, PostgreSQL backends ${signed(delta('postgres'))} µs, background ${signed(delta('background'))} µs per request.`,
+      );
+    }
     if (summaries.baseline) {
       const base = summaries.baseline;
       lines.push('');

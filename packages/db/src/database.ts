@@ -55,15 +55,16 @@ const STATEMENT_NAME_RE = /^[a-z_][a-z0-9_]{0,50}$/;
 
 export interface TransactionOptions {
   /**
-   * `SET LOCAL lock_timeout` for the whole transaction, in ms: bounds how long any statement
-   * waits for a row or index lock. Only applied when this call opens the transaction.
+   * `lock_timeout` for the whole transaction (transaction-local, as SET LOCAL), in ms: bounds how
+   * long any statement waits for a row or index lock. Only applied when this call opens the
+   * transaction.
    */
   lockTimeoutMs?: number;
   /**
-   * false: `SET LOCAL synchronous_commit = off`: COMMIT returns before the WAL reaches disk. Only
-   * for writes whose loss in a server crash is harmless (the outbox dispatcher's lease and mark
-   * updates: a lost one means an event is delivered again, which at-least-once already allows).
-   * Never for business transactions.
+   * false: `synchronous_commit = off` for the transaction it opens: COMMIT returns before the WAL
+   * reaches disk. Only for writes whose loss in a server crash is harmless (the outbox
+   * dispatcher's lease and mark updates: a lost one means an event is delivered again, which
+   * at-least-once already allows). Never for business transactions.
    */
   synchronousCommit?: false;
 }
@@ -328,6 +329,43 @@ export class Database {
   }
 
   /**
+   * tryExecuteAtCommitInWorkspace for a hot statement written with $n parameters, sent as
+   * `EXECUTE` of a session-level prepared statement: PostgreSQL parses and plans it once per
+   * connection instead of at every COMMIT. The first time a connection needs it, this checks
+   * whether the connection has it and PREPAREs it if not, in round trips of their own: an error
+   * there is the statement's own (the COMMIT message could not tell a failed PREPARE from a failed
+   * statement after it). A connection that lost it behind our back (DEALLOCATE) fails that
+   * transaction (26000), and the next one prepares it again. Unnamed (behind a transaction
+   * pooler): the values are inlined into the text (sqlParam), parsed at every COMMIT.
+   */
+  async tryExecutePreparedAtCommitInWorkspace(
+    workspaceId: string,
+    name: string,
+    text: string,
+    values: readonly Inlinable[],
+  ): Promise<boolean> {
+    const frame = this.frame();
+    if (!frame) throw new NotInTransactionError('executeAtCommit');
+    if (frame.boundAtCommit === null || frame.boundAtCommit !== workspaceId.toLowerCase()) return false;
+    if (!this.namedStatements) {
+      frame.atCommit.push(text.replace(/\$(\d+)/g, (_, n: string) => sqlParam(values[Number(n) - 1]!)));
+      return true;
+    }
+    if (!STATEMENT_NAME_RE.test(name)) throw new RangeError(`invalid statement name: ${name}`);
+    const session = `s_${name}`;
+    const prepared = this.sessionPreparedOn(frame.client);
+    if (!prepared.has(session)) {
+      const { rowCount } = await frame.client.query('select 1 from pg_prepared_statements where name = $1', [
+        session,
+      ]);
+      if (!rowCount) await frame.client.query(`PREPARE ${session} AS ${text}`);
+      prepared.add(session);
+    }
+    frame.atCommit.push(`EXECUTE ${session}${values.length ? `(${values.map(sqlParam).join(', ')})` : ''}`);
+    return true;
+  }
+
+  /**
    * Opens a transaction on one pooled connection. BEGIN, the workspace binding and the lock
    * timeout travel together (a simple-protocol multi-statement; the values are validated above,
    * never user text), and not before they are needed: with the transaction's first statement
@@ -342,12 +380,15 @@ export class Database {
     fn: () => Promise<T>,
   ): Promise<T> {
     const client: PoolClient = await this.pool.connect();
-    let begin = 'BEGIN';
-    if (workspaceId) begin += `; SELECT set_config('app.workspace_id', '${workspaceId}', true)`;
-    if (options.synchronousCommit === false) begin += '; SET LOCAL synchronous_commit = off';
+    // The binding and the settings in one SELECT: one statement for PostgreSQL to parse and run.
+    const settings: string[] = [];
+    if (workspaceId) settings.push(`set_config('app.workspace_id', '${workspaceId}', true)`);
+    if (options.synchronousCommit === false) settings.push(`set_config('synchronous_commit', 'off', true)`);
     if (options.lockTimeoutMs !== undefined) {
-      begin += `; SET LOCAL lock_timeout = ${Math.max(1, Math.floor(options.lockTimeoutMs))}`;
+      const ms = Math.max(1, Math.floor(options.lockTimeoutMs));
+      settings.push(`set_config('lock_timeout', '${ms}', true)`);
     }
+    const begin = settings.length ? `BEGIN; SELECT ${settings.join(', ')}` : 'BEGIN';
     const state: TransactionFrame['state'] = { ended: false, begun: null };
     const frame: TransactionFrame = {
       // Every Drizzle statement waits for BEGIN first (begun sends it when nothing has yet).
@@ -387,6 +428,8 @@ export class Database {
       for (const callback of frame.afterCommit) safely(callback);
       return result;
     } catch (error) {
+      // A prepared statement the connection no longer has: forget what it was thought to have.
+      if (pgErrorCode(error) === PgErrorCode.invalidSqlStatementName) this.sessionPrepared.delete(client);
       // Nothing to roll back when nothing was sent. Otherwise ROLLBACK, also after a message that
       // failed before its BEGIN ran (a notice, no harm).
       if (state.begun) {
@@ -423,8 +466,7 @@ export class Database {
   ): Promise<unknown[]> {
     if (!STATEMENT_NAME_RE.test(name)) throw new RangeError(`invalid statement name: ${name}`);
     const { client } = frame;
-    let prepared = this.sessionPrepared.get(client);
-    if (!prepared) this.sessionPrepared.set(client, (prepared = new Set()));
+    const prepared = this.sessionPreparedOn(client);
     // Its own name: pg keeps its protocol-level statements (prepared() after BEGIN) under `name`.
     const session = `s_${name}`;
     const execute = `EXECUTE ${session}${values.length ? `(${values.map(sqlParam).join(', ')})` : ''}`;
@@ -450,6 +492,13 @@ export class Database {
         throw error;
       }
     }
+  }
+
+  /** The session-level statements `client`'s connection is known to have PREPAREd. */
+  private sessionPreparedOn(client: PoolClient): Set<string> {
+    let prepared = this.sessionPrepared.get(client);
+    if (!prepared) this.sessionPrepared.set(client, (prepared = new Set()));
+    return prepared;
   }
 
   async close(): Promise<void> {

@@ -458,6 +458,10 @@ describe('Database: BEGIN travels with the first statement', () => {
       expect(one.queries[0]).toMatch(
         /^PREPARE s_begin_probe AS [\s\S]*;\nBEGIN; [\s\S]*;\nEXECUTE s_begin_probe\(/,
       );
+      // the binding and the settings in one statement
+      expect(one.queries[0]).toContain(
+        `;\nBEGIN; SELECT set_config('app.workspace_id', '${ws.workspaceId}', true), set_config('lock_timeout', '1234', true);\n`,
+      );
       const two = await sentQueries(probe);
       expect(two.queries[0]).toMatch(/^BEGIN; [\s\S]*;\nEXECUTE s_begin_probe\(/); // prepared already
       expect(two.result.first).toEqual(one.result.first);
@@ -486,6 +490,105 @@ describe('Database: BEGIN travels with the first statement', () => {
     } finally {
       await db.close();
     }
+  });
+
+  describe('a hot statement at COMMIT (tryExecutePreparedAtCommitInWorkspace)', () => {
+    const insertText = `insert into idempotency_requests (workspace_id, user_id, idempotency_key, operation, fingerprint, fingerprint_key_id, status, expires_at)
+       values ($1, $2, $3, $4, $5, 'k1', 'PROCESSING', now() + interval '2 days') returning 1`;
+    const insertAt = (db: Database, k: string, operation = 'POST /p') =>
+      db.withWorkspace(ws.workspaceId, () =>
+        db.tryExecutePreparedAtCommitInWorkspace(ws.workspaceId, 'commit_probe', insertText, [
+          ws.workspaceId,
+          ws.userId,
+          k,
+          operation,
+          Buffer.from([0, 255]),
+        ]),
+      );
+    const rowOf = async (k: string) =>
+      (
+        await t.owner.query(
+          `select operation, fingerprint from idempotency_requests where idempotency_key = $1`,
+          [k],
+        )
+      ).rows;
+
+    it('goes as EXECUTE with COMMIT, the connection PREPAREing it once, in round trips of their own', async () => {
+      const db = new Database({ connectionString: t.info.appUrl, max: 1 });
+      try {
+        const [k1, k2] = [randomUUID(), randomUUID()];
+        const one = await sentQueries(() => insertAt(db, k1, "it's"));
+        expect(one.result).toBe(true);
+        expect(one.queries).toEqual([
+          'select 1 from pg_prepared_statements where name = $1',
+          `PREPARE s_commit_probe AS ${insertText}`,
+          expect.stringMatching(
+            /^BEGIN; SELECT set_config[\s\S]*;\nEXECUTE s_commit_probe\([\s\S]*\);\nCOMMIT$/,
+          ),
+        ]);
+        const two = await sentQueries(() => insertAt(db, k2));
+        expect(two.queries).toEqual([expect.stringMatching(/^BEGIN; [\s\S]*;\nEXECUTE s_commit_probe\(/)]);
+        expect(await rowOf(k1)).toEqual([{ operation: "it's", fingerprint: Buffer.from([0, 255]) }]);
+        expect(await rowOf(k2)).toHaveLength(1);
+      } finally {
+        await db.close();
+      }
+    });
+
+    it('uses a statement prepared behind its back, and after a DEALLOCATE fails one transaction, whole, then prepares again', async () => {
+      const db = new Database({ connectionString: t.info.appUrl, max: 1 });
+      try {
+        await db.pool.query(`PREPARE s_commit_probe AS ${insertText}`);
+        const k1 = randomUUID();
+        const found = await sentQueries(() => insertAt(db, k1));
+        expect(found.queries.filter((q) => q.startsWith('PREPARE'))).toEqual([]);
+        expect(await rowOf(k1)).toHaveLength(1);
+
+        await db.pool.query('DEALLOCATE s_commit_probe');
+        const [lost, k3] = [randomUUID(), randomUUID()];
+        await expect(
+          db.withWorkspace(ws.workspaceId, async () => {
+            db.executeAtCommit(insertAtCommit(lost));
+            await db.tryExecutePreparedAtCommitInWorkspace(ws.workspaceId, 'commit_probe', insertText, [
+              ws.workspaceId,
+              ws.userId,
+              randomUUID(),
+              'POST /p',
+              Buffer.from([0]),
+            ]);
+          }),
+        ).rejects.toMatchObject({ code: '26000' });
+        expect((await t.owner.query(count, [lost])).rows[0].n).toBe(0); // nothing of it committed
+        const healed = await sentQueries(() => insertAt(db, k3));
+        expect(healed.queries.filter((q) => q.startsWith('PREPARE s_commit_probe'))).toHaveLength(1);
+        expect(await rowOf(k3)).toHaveLength(1);
+      } finally {
+        await db.close();
+      }
+    });
+
+    it('without named statements (a transaction pooler) goes inlined as text; unbound at COMMIT it queues nothing', async () => {
+      const db = new Database({ connectionString: t.info.appUrl, max: 1, preparedStatements: false });
+      try {
+        const k = randomUUID();
+        const { result, queries } = await sentQueries(() => insertAt(db, k, "it's"));
+        expect(result).toBe(true);
+        expect(queries).toHaveLength(1);
+        expect(queries[0]).toMatch(
+          /^BEGIN; [\s\S]*;\ninsert into idempotency_requests [\s\S]*'it''s'[\s\S]*;\nCOMMIT$/,
+        );
+        expect(await rowOf(k)).toEqual([{ operation: "it's", fingerprint: Buffer.from([0, 255]) }]);
+
+        const queued = await db.transaction(() =>
+          db.withWorkspace(ws.workspaceId, () =>
+            db.tryExecutePreparedAtCommitInWorkspace(ws.workspaceId, 'commit_probe', insertText, []),
+          ),
+        );
+        expect(queued).toBe(false); // the binding ends before COMMIT: the caller runs it itself
+      } finally {
+        await db.close();
+      }
+    });
   });
 
   it('a first statement that fails leaves nothing behind, and the connection serves the next one', async () => {

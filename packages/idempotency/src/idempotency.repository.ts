@@ -1,5 +1,5 @@
 import type { Database } from '@listing/db';
-import { sql, sqlInt, sqlJsonb, sqlText, sqlUuid } from '@listing/db';
+import { sql } from '@listing/db';
 import { IdempotencyRecordLostError } from './errors';
 import type { ResultEnvelope } from './result-policy';
 
@@ -18,6 +18,11 @@ export interface StoredIdempotencyRecord {
   expiresAt: Date;
   expired: boolean;
 }
+
+const MARK_SUCCEEDED = `update idempotency_requests
+    set status = 'SUCCEEDED', response_status = $4, response_envelope = $5, completed_at = now()
+  where workspace_id = $1 and user_id = $2 and idempotency_key = $3 and status = 'PROCESSING'
+  returning 1 as marked`;
 
 /**
  * SQL of idempotency_requests. Every statement runs on the ambient transaction (bound to the
@@ -95,8 +100,9 @@ export class IdempotencyRepository {
 
   /**
    * Marks the reservation SUCCEEDED with its envelope. Nothing in the transaction reads the row
-   * afterwards, so the update rides with COMMIT (one round trip saved per keyed request). The
-   * values are escaped here: owner ids and key are validated UUIDs, the envelope is JSON.
+   * afterwards, so the update rides with COMMIT (one round trip saved per keyed request), as
+   * `EXECUTE` of a statement the connection prepared once: planning it on every keyed write cost
+   * more server CPU than running it (bench/idempotency/RESULTS.md, 2026-12-06).
    */
   async markSucceeded(
     owner: IdempotencyOwner,
@@ -104,17 +110,15 @@ export class IdempotencyRepository {
     status: number,
     envelope: ResultEnvelope,
   ): Promise<void> {
-    // The key and owner ids were reserved as uuids already: sqlUuid only re-checks them.
-    const statement = sqlText`update idempotency_requests set status = 'SUCCEEDED', response_status = ${sqlInt(status)},
-       response_envelope = ${sqlJsonb(envelope)}, completed_at = now()
-       where workspace_id = ${sqlUuid(owner.workspaceId)} and user_id = ${sqlUuid(owner.userId)}
-         and idempotency_key = ${sqlUuid(key)} and status = 'PROCESSING'`;
-    if (this.db.tryExecuteAtCommitInWorkspace(owner.workspaceId, statement)) return;
+    const values = [owner.workspaceId, owner.userId, key, status, JSON.stringify(envelope)];
+    const name = 'idempotency_mark_succeeded';
+    if (await this.db.tryExecutePreparedAtCommitInWorkspace(owner.workspaceId, name, MARK_SUCCEEDED, values))
+      return;
     // The workspace was bound inside a caller's unbound transaction and is unbound again before
     // COMMIT, where row-level security would hide the row and the update would match nothing,
     // committing a PROCESSING record no retry could ever replay. Update now, and insist on the row.
-    const { rowCount } = await this.db.executor.execute(sql.raw(statement));
-    if (rowCount !== 1) throw new IdempotencyRecordLostError(key);
+    const rows = await this.db.prepared(name, MARK_SUCCEEDED, values);
+    if (rows.length !== 1) throw new IdempotencyRecordLostError(key);
   }
 
   /** Deletes the record only if it is still the expired one we saw. */

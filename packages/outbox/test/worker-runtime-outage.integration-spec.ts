@@ -263,10 +263,20 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
     expect(row.last_error).toMatch(/terminating connection/);
     const job = await jobInState(queue, id, 'failed');
     expect(job.attemptsMade).toBe(2);
-    // Two put-backs (connectionLossPutBacks), then each of the two attempts counted.
-    expect(tries(BACK_IN_QUEUE, id)).toBe(2);
-    expect(tries(COUNTED, id)).toBe(2);
-    expect(handlers.selfTerminatingTries).toBe(4);
+    if (!t.info.pooled) {
+      // Two put-backs (connectionLossPutBacks), then each of the two attempts counted.
+      expect(tries(BACK_IN_QUEUE, id)).toBe(2);
+      expect(tries(COUNTED, id)).toBe(2);
+      expect(handlers.selfTerminatingTries).toBe(4);
+    } else {
+      // Behind a transaction pooler the client's connection may outlive the server it lost, and
+      // the pooler's own report of the loss may reach the next try's first statement: a try
+      // whose loss the worker cannot see is judged by the probe alone and counted at once. Still
+      // at most two put-backs, and the attempts end.
+      expect(tries(BACK_IN_QUEUE, id)).toBeLessThanOrEqual(2);
+      expect(handlers.selfTerminatingTries).toBeGreaterThanOrEqual(1);
+      expect(handlers.selfTerminatingTries).toBeLessThanOrEqual(4);
+    }
   });
 
   /** The runtime's log lines about the event, its job and its row, for a wait that timed out. */

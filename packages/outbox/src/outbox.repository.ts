@@ -1,16 +1,5 @@
 import type { Database, SqlRow, SqlText } from '@listing/db';
-import {
-  outboxEvents,
-  sql,
-  sqlInt,
-  sqlJsonb,
-  sqlLiteral,
-  sqlText,
-  sqlTimestamptz,
-  sqlUuid,
-  sqlUuidArray,
-  type SQL,
-} from '@listing/db';
+import { outboxEvents, sql, sqlInt, sqlLiteral, sqlText, sqlUuid, sqlUuidArray, type SQL } from '@listing/db';
 import type { BackoffPolicy } from './backoff';
 import { MAX_BACKOFF_EXPONENT } from './backoff';
 import type { ClaimedEvent, DeadLetter, OutboxQueueStats } from './outbox-event';
@@ -22,6 +11,18 @@ import type { ClaimedEvent, DeadLetter, OutboxQueueStats } from './outbox-event'
  * step between a business commit and the job reaching BullMQ.
  */
 export const RELAXED_COMMIT = { synchronousCommit: false } as const;
+
+/**
+ * The event insert, planned once per connection (Database.tryExecutePreparedAtCommitInWorkspace):
+ * it rides with every business COMMIT that appends an event, so parsing it each time was CPU
+ * on the hottest write path (bench/dispatcher/RESULTS.md, 2026-12-07). No availableAt means
+ * due at once (the transaction's now(), as the column default).
+ */
+const INSERT_EVENT_NAME = 'outbox_insert_event';
+const INSERT_EVENT = `INSERT INTO outbox_events
+    (id, workspace_id, queue, event_type, payload, max_attempts, next_attempt_at, traceparent, tracestate)
+  VALUES ($1::uuid, $2::uuid, $3::text, $4::text, $5::jsonb, $6::integer, coalesce($7::timestamptz, now()),
+          $8::text, $9::text)`;
 
 /** A count or duration for inlined SQL: a non-negative integer. */
 function count(n: number): SqlText {
@@ -125,20 +126,30 @@ export class OutboxRepository {
    * run at once otherwise. A failing insert fails the COMMIT: the whole transaction rolls back.
    */
   async insert(row: NewOutboxRow): Promise<void> {
-    const availableAt = row.availableAt ? sqlTimestamptz(row.availableAt) : sqlText`now()`;
-    // The trace columns only when there is a context: untraced, the statement is what it was.
-    const trace = row.traceparent
-      ? {
-          columns: sqlText`, traceparent, tracestate`,
-          values: sqlText`, ${sqlLiteral(row.traceparent)}, ${row.tracestate ? sqlLiteral(row.tracestate) : sqlText`NULL`}`,
-        }
-      : { columns: sqlText``, values: sqlText`` };
-    const statement = sqlText`INSERT INTO outbox_events
-      (id, workspace_id, queue, event_type, payload, max_attempts, next_attempt_at${trace.columns})
-      VALUES (${sqlUuid(row.id)}, ${sqlUuid(row.workspaceId)}, ${sqlLiteral(row.queue)}, ${sqlLiteral(row.type)},
-              ${sqlJsonb(row.payload)}, ${count(row.maxAttempts)}, ${availableAt}${trace.values})`;
-    if (this.db.tryExecuteAtCommitInWorkspace(row.workspaceId, statement)) return;
-    await this.db.requireTransaction('outbox append').execute(sql.raw(statement));
+    const payload = JSON.stringify(row.payload);
+    if (payload === undefined) throw new TypeError('outbox payload has no JSON form');
+    count(row.maxAttempts); // validates: a non-negative integer
+    const values = [
+      row.id,
+      row.workspaceId,
+      row.queue,
+      row.type,
+      payload,
+      row.maxAttempts,
+      row.availableAt,
+      row.traceparent ?? null,
+      row.tracestate ?? null,
+    ];
+    if (
+      await this.db.tryExecutePreparedAtCommitInWorkspace(
+        row.workspaceId,
+        INSERT_EVENT_NAME,
+        INSERT_EVENT,
+        values,
+      )
+    )
+      return;
+    await this.db.prepared(INSERT_EVENT_NAME, INSERT_EVENT, values);
   }
 
   /** Workspaces with due pending events, in id order after `after` (round-robin cursor). */

@@ -1,7 +1,14 @@
 import { sql } from '@listing/db';
-import { seedWorkspace, useTestDatabase } from '@listing/testing';
+import { seedWorkspace, sentQueries, useTestDatabase } from '@listing/testing';
 import { z } from 'zod';
-import { DEFAULT_MAX_ATTEMPTS, defineJob, OutboxError, OutboxNudger, OutboxWriter } from '../src';
+import {
+  DEFAULT_MAX_ATTEMPTS,
+  defineJob,
+  OutboxError,
+  OutboxNudger,
+  OutboxRepository,
+  OutboxWriter,
+} from '../src';
 
 const t = useTestDatabase();
 
@@ -94,6 +101,55 @@ describe('OutboxWriter', () => {
     await tick();
     expect(published).toEqual([]);
     expect((await t.owner.query('select 1 from audit_events where id = $1', [auditId])).rowCount).toBe(0);
+  });
+
+  it('sends the event insert with COMMIT as EXECUTE of a statement the connection plans once (pooled: inlined)', async () => {
+    const repository = new OutboxRepository(t.db);
+    const later = new Date(Date.now() + 3_600_000);
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const row = (id: string, extra: Partial<Parameters<OutboxRepository['insert']>[0]> = {}) => ({
+      id,
+      workspaceId: ws,
+      queue: 'q-writer',
+      type: 'writer.event',
+      payload: { note: "it's", n: 1 },
+      maxAttempts: 7,
+      availableAt: null,
+      traceparent: null,
+      tracestate: null,
+      ...extra,
+    });
+    const [plain, traced] = ['0190f0e0-0000-7000-8000-0000000000b1', '0190f0e0-0000-7000-8000-0000000000b2'];
+    const { queries } = await sentQueries(async () => {
+      await t.db.withWorkspace(ws, () => repository.insert(row(plain)));
+      await t.db.withWorkspace(ws, () =>
+        repository.insert(row(traced, { availableAt: later, traceparent, tracestate: 'k=v' })),
+      );
+    });
+    const commits = queries.filter((q) => q.endsWith('COMMIT'));
+    expect(commits).toHaveLength(2);
+    if (t.info.pooled) {
+      // Behind a transaction pooler a session-level statement would land on another client's server.
+      for (const c of commits)
+        expect(c).toMatch(/\nINSERT INTO outbox_events[\s\S]*"it''s"[\s\S]*;\nCOMMIT$/);
+      expect(queries.some((q) => q.startsWith('PREPARE'))).toBe(false);
+    } else {
+      for (const c of commits) expect(c).toMatch(/;\nEXECUTE s_outbox_insert_event\([\s\S]*\);\nCOMMIT$/);
+      // The text goes only in a connection's one-time PREPARE, never in a transaction's messages.
+      const texts = queries.filter((q) => q.includes('INSERT INTO outbox_events'));
+      for (const q of texts) expect(q).toMatch(/^PREPARE s_outbox_insert_event AS INSERT INTO outbox_events/);
+    }
+    const { rows } = await t.owner.query(
+      `select id, payload, max_attempts, traceparent, tracestate,
+              next_attempt_at = created_at as due_at_commit, next_attempt_at
+         from outbox_events where id = any($1) order by id`,
+      [[plain, traced]],
+    );
+    expect(rows).toEqual([
+      expect.objectContaining({ id: plain, payload: { note: "it's", n: 1 }, max_attempts: 7 }),
+      expect.objectContaining({ id: traced, traceparent, tracestate: 'k=v', next_attempt_at: later }),
+    ]);
+    expect(rows[0]).toMatchObject({ traceparent: null, tracestate: null, due_at_commit: true });
   });
 
   it('inserts at once when the workspace binding ends before COMMIT (nested in an unbound transaction)', async () => {

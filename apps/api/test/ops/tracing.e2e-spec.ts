@@ -124,13 +124,14 @@ describe('tracing: one trace from the HTTP request to the marketplace call (real
     expect(send.parentSpanId).toBe(create.spanId);
     expect(processed.parentSpanId).toBe(send.spanId);
     expect(descendsFrom(trace, call, processed)).toBe(true);
-    // The outbox INSERT is a pg span inside the request.
+    // The outbox insert is a pg span inside the request: the COMMIT message's EXECUTE of the
+    // prepared insert (the text INSERT behind a transaction pooler).
     expect(
       trace.some(
         (s) =>
           s.service === 'listing-api' &&
           s.kind === SPAN_KIND.CLIENT &&
-          /INSERT INTO outbox_events/.test(
+          /EXECUTE s_outbox_insert_event\(|INSERT INTO outbox_events/.test(
             String(attr(s, 'db.statement') ?? attr(s, 'db.query.text') ?? ''),
           ) &&
           descendsFrom(trace, s, server),

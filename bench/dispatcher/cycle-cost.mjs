@@ -17,20 +17,15 @@
 // Drops and recreates BENCH_DATABASE_URL (default
 // postgres://app_user:app_user@127.0.0.1:5432/listing_bench_cycle; the name must contain `bench`)
 // with packages/db/dist/setup-cli.js (run `pnpm run build` first), drops it at the end.
-import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
+import { createBenchDatabase } from '../lib/bench-database.mjs';
 import { cpuMs } from '../lib/proc-cpu.mjs';
 
 const require = createRequire(import.meta.url);
 const { Database } = require('@listing/db');
 const { OutboxRepository } = require('@listing/outbox');
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { values: args } = parseArgs({
   options: {
     cycles: { type: 'string', default: '3000' },
@@ -39,39 +34,10 @@ const { values: args } = parseArgs({
     'in-flight': { type: 'string', default: '0' },
   },
 });
-const ADMIN = process.env.ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const APP_URL =
-  process.env.BENCH_DATABASE_URL ?? 'postgres://app_user:app_user@127.0.0.1:5432/listing_bench_cycle';
-const dbName = new URL(APP_URL).pathname.slice(1);
-if (!/bench/.test(dbName)) throw new Error(`refusing to drop ${dbName}: the name must contain "bench"`);
-const ownerUrl = Object.assign(new URL(APP_URL), { username: 'listing_owner', password: 'listing_owner' });
+const { asRole, owner, workspaces, drop: dropDatabase } = await createBenchDatabase('listing_bench_cycle');
 // The dispatcher's role (sql/012): the repository's claims and marks run as it.
-const agentUrl = Object.assign(new URL(APP_URL), { username: 'outbox_agent', password: 'outbox_agent' });
+const agentUrl = asRole('outbox_agent');
 
-async function dropDatabase() {
-  const admin = new pg.Client({ connectionString: ADMIN });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-  await admin.end();
-}
-await dropDatabase();
-execFileSync(process.execPath, [path.join(root, 'packages/db/dist/setup-cli.js')], {
-  env: { ...process.env, ADMIN_DATABASE_URL: ADMIN, DATABASE_URL: APP_URL },
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
-
-const owner = new pg.Pool({ connectionString: ownerUrl.toString(), max: 2 });
-const user = randomUUID();
-await owner.query(`insert into users (id, email, password_hash) values ($1, $2, 'x')`, [
-  user,
-  `${user}@b.test`,
-]);
-const workspaces = [];
-for (let i = 0; i < 10; i++) {
-  const id = randomUUID();
-  await owner.query(`insert into workspaces (id, name, created_by) values ($1, $2, $3)`, [id, `w${i}`, user]);
-  workspaces.push(id);
-}
 // The rejected "one statement" way (bench database only).
 await owner.query(`
   create function bench_claim_many(p_ws uuid[], p_locked_by text, p_limit integer, p_lease_ms integer)
@@ -99,7 +65,7 @@ await owner.query(`
     end $$;
   grant execute on function bench_claim_many(uuid[], text, integer, integer), bench_mark_many(text, uuid[]) to outbox_agent;`);
 
-const db = new Database({ connectionString: agentUrl.toString(), max: 1, applicationName: 'bench-cycle' });
+const db = new Database({ connectionString: agentUrl, max: 1, applicationName: 'bench-cycle' });
 const repository = new OutboxRepository(db);
 const pid = (await db.pool.query('select pg_backend_pid() as p')).rows[0].p;
 const backendCpuUs = () => cpuMs(pid) * 1000;

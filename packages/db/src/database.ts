@@ -355,10 +355,17 @@ export class Database {
     const session = `s_${name}`;
     const prepared = this.sessionPreparedOn(frame.client);
     if (!prepared.has(session)) {
-      const { rowCount } = await frame.client.query('select 1 from pg_prepared_statements where name = $1', [
-        session,
-      ]);
-      if (!rowCount) await frame.client.query(`PREPARE ${session} AS ${text}`);
+      try {
+        const { rowCount } = await frame.client.query(
+          'select 1 from pg_prepared_statements where name = $1',
+          [session],
+        );
+        if (!rowCount) await frame.client.query(`PREPARE ${session} AS ${text}`);
+      } catch (error) {
+        // An earlier statement failed and fn swallowed the error: the same error as at COMMIT.
+        if (pgErrorCode(error) === PgErrorCode.inFailedSqlTransaction) throw new TransactionAbortedError();
+        throw error;
+      }
       prepared.add(session);
     }
     frame.atCommit.push(`EXECUTE ${session}${values.length ? `(${values.map(sqlParam).join(', ')})` : ''}`);

@@ -23,7 +23,11 @@ export class AmbientTransactionError extends DatabaseLayerError {
   }
 }
 
-/** COMMIT was answered with ROLLBACK: a statement failed inside and the error was swallowed. */
+/**
+ * A statement failed inside and the error was swallowed: COMMIT was answered with ROLLBACK, or a
+ * hot statement's first use on the connection (tryExecutePreparedAtCommitInWorkspace) found the
+ * transaction aborted.
+ */
 export class TransactionAbortedError extends DatabaseLayerError {
   readonly code = 'DB_TRANSACTION_ABORTED';
   constructor() {

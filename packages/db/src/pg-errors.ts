@@ -10,6 +10,8 @@ export const PgErrorCode = {
   duplicatePreparedStatement: '42P05',
   /** EXECUTE of a name the session has not prepared (or no longer has). */
   invalidSqlStatementName: '26000',
+  /** A statement after an earlier one failed in the same transaction. */
+  inFailedSqlTransaction: '25P02',
 } as const;
 
 /** The SQLSTATE of an error from pg, also when Drizzle wrapped it (DrizzleQueryError.cause). */

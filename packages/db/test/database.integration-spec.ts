@@ -505,6 +505,15 @@ describe('Database: BEGIN travels with the first statement', () => {
           Buffer.from([0, 255]),
         ]),
       );
+    /** The probe's insert queued at COMMIT, inside a transaction the caller opened. */
+    const probeAt = (db: Database) =>
+      db.tryExecutePreparedAtCommitInWorkspace(ws.workspaceId, 'commit_probe', insertText, [
+        ws.workspaceId,
+        ws.userId,
+        randomUUID(),
+        'POST /p',
+        Buffer.from([0]),
+      ]);
     const rowOf = async (k: string) =>
       (
         await t.owner.query(
@@ -549,19 +558,31 @@ describe('Database: BEGIN travels with the first statement', () => {
         await expect(
           db.withWorkspace(ws.workspaceId, async () => {
             db.executeAtCommit(insertAtCommit(lost));
-            await db.tryExecutePreparedAtCommitInWorkspace(ws.workspaceId, 'commit_probe', insertText, [
-              ws.workspaceId,
-              ws.userId,
-              randomUUID(),
-              'POST /p',
-              Buffer.from([0]),
-            ]);
+            await probeAt(db);
           }),
         ).rejects.toMatchObject({ code: '26000' });
         expect((await t.owner.query(count, [lost])).rows[0].n).toBe(0); // nothing of it committed
         const healed = await sentQueries(() => insertAt(db, k3));
         expect(healed.queries.filter((q) => q.startsWith('PREPARE s_commit_probe'))).toHaveLength(1);
         expect(await rowOf(k3)).toHaveLength(1);
+      } finally {
+        await db.close();
+      }
+    });
+
+    it('after a swallowed failure, the first use on a connection fails as COMMIT would, and the next transaction prepares it', async () => {
+      const db = new Database({ connectionString: t.info.appUrl, max: 1 });
+      try {
+        await expect(
+          db.withWorkspace(ws.workspaceId, async () => {
+            await db.executor.execute(sql`select 1/0`).catch(() => undefined);
+            await probeAt(db);
+          }),
+        ).rejects.toBeInstanceOf(TransactionAbortedError);
+        const k = randomUUID();
+        const next = await sentQueries(() => insertAt(db, k));
+        expect(next.queries.filter((q) => q.startsWith('PREPARE s_commit_probe'))).toHaveLength(1);
+        expect(await rowOf(k)).toHaveLength(1);
       } finally {
         await db.close();
       }

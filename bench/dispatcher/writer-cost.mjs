@@ -25,7 +25,7 @@ import { createBenchDatabase } from '../lib/bench-database.mjs';
 
 const require = createRequire(import.meta.url);
 const { Database } = require('@listing/db');
-const { OutboxNudger, OutboxWriter, connectProducerRedis } = require('@listing/outbox');
+const { OUTBOX_INSERT_EVENT, OutboxNudger, OutboxWriter, connectProducerRedis } = require('@listing/outbox');
 
 const { values: args } = parseArgs({
   options: {
@@ -60,23 +60,20 @@ const unsent = new OutboxWriter(db, {
 const event = (i) => ({ queue: 'bench-writer', type: 'bench.writer', payload: { seq: i } });
 const ws = (i) => workspaces[i % workspaces.length];
 
-// The message the project's writer sends, by hand (values inlined as Database does).
-const INSERT = `INSERT INTO outbox_events
-    (id, workspace_id, queue, event_type, payload, max_attempts, next_attempt_at, traceparent, tracestate)
-  VALUES ($1::uuid, $2::uuid, $3::text, $4::text, $5::jsonb, $6::integer, coalesce($7::timestamptz, now()),
-          $8::text, $9::text)`;
+// The message the project's writer sends, by hand (values inlined as Database does), with the
+// repository's own statement.
 const preparedOn = new WeakSet();
 async function rawMessage(i) {
   const client = await raw.connect();
   try {
     if (!preparedOn.has(client)) {
-      await client.query(`PREPARE s_bench_insert AS ${INSERT}`);
+      await client.query(`PREPARE s_${OUTBOX_INSERT_EVENT.name} AS ${OUTBOX_INSERT_EVENT.text}`);
       preparedOn.add(client);
     }
     const w = ws(i);
     await client.query(
       `BEGIN; SELECT set_config('app.workspace_id', '${w}', true);\n` +
-        `EXECUTE s_bench_insert('${randomUUID()}'::uuid, '${w}'::uuid, 'bench-writer', 'bench.writer', ` +
+        `EXECUTE s_${OUTBOX_INSERT_EVENT.name}('${randomUUID()}'::uuid, '${w}'::uuid, 'bench-writer', 'bench.writer', ` +
         `'{"seq":${i}}', 10, NULL, NULL, NULL);\nCOMMIT`,
     );
   } finally {

@@ -18,11 +18,13 @@ export const RELAXED_COMMIT = { synchronousCommit: false } as const;
  * on the hottest write path (bench/dispatcher/RESULTS.md, 2026-12-07). No availableAt means
  * due at once (the transaction's now(), as the column default).
  */
-const INSERT_EVENT_NAME = 'outbox_insert_event';
-const INSERT_EVENT = `INSERT INTO outbox_events
+export const OUTBOX_INSERT_EVENT = {
+  name: 'outbox_insert_event',
+  text: `INSERT INTO outbox_events
     (id, workspace_id, queue, event_type, payload, max_attempts, next_attempt_at, traceparent, tracestate)
   VALUES ($1::uuid, $2::uuid, $3::text, $4::text, $5::jsonb, $6::integer, coalesce($7::timestamptz, now()),
-          $8::text, $9::text)`;
+          $8::text, $9::text)`,
+} as const;
 
 /** A count or duration for inlined SQL: a non-negative integer. */
 function count(n: number): SqlText {
@@ -140,16 +142,9 @@ export class OutboxRepository {
       row.traceparent ?? null,
       row.tracestate ?? null,
     ];
-    if (
-      await this.db.tryExecutePreparedAtCommitInWorkspace(
-        row.workspaceId,
-        INSERT_EVENT_NAME,
-        INSERT_EVENT,
-        values,
-      )
-    )
-      return;
-    await this.db.prepared(INSERT_EVENT_NAME, INSERT_EVENT, values);
+    const { name, text } = OUTBOX_INSERT_EVENT;
+    const queued = await this.db.tryExecutePreparedAtCommitInWorkspace(row.workspaceId, name, text, values);
+    if (!queued) await this.db.prepared(name, text, values);
   }
 
   /** Workspaces with due pending events, in id order after `after` (round-robin cursor). */

@@ -58,6 +58,8 @@ function attributes(list: OtlpKeyValue[] = []): Record<string, string | number |
  */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
+  /** Every export request's body as received, for scans of the whole text (secrets). */
+  readonly bodies: string[] = [];
   /** Export requests received (a request with no spans counts too). */
   requests = 0;
   private server: Server | null = null;
@@ -73,8 +75,10 @@ export class OtlpReceiver {
           return;
         }
         this.requests++;
+        const text = Buffer.concat(chunks).toString('utf8');
+        this.bodies.push(text);
         try {
-          this.add(JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpExport);
+          this.add(JSON.parse(text) as OtlpExport);
         } catch {
           res.writeHead(400, { 'content-type': 'application/json' }).end('{}');
           return;

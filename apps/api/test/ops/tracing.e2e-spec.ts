@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { useTestDatabase } from '@listing/testing';
-import { CapabilityStack } from '../capabilities/stack';
+import { CapabilityStack, credentials } from '../capabilities/stack';
 import { waitUntil } from '../outbox/processes';
 import { ApiClient } from '../support/api-client';
 import { descendsFrom, OtlpReceiver, renderTrace, SPAN_KIND, type ReceivedSpan } from './otlp-receiver';
@@ -161,6 +161,69 @@ describe('tracing: one trace from the HTTP request to the marketplace call (real
     ]);
     expect(rows[0].traceparent).toBe(`00-${server.traceId}-${create.spanId}-01`);
     expect(JSON.stringify(rows[0].payload)).not.toContain(server.traceId);
+  });
+
+  it('no exported span carries a secret: credentials, passwords and tokens stay out of every role', async () => {
+    // The pg spans record each message's text, and some messages inline their values (BEGIN's
+    // binding, EXECUTE of a prepared statement, the idempotency record's stored response): every
+    // path that handles a secret runs here with tracing on, then every export body is scanned.
+    const secrets = [stack.user.password, stack.user.accessToken, stack.user.refreshToken];
+    const store = await stack.activeStore(secrets);
+    const rotated = credentials('rotated');
+    secrets.push(rotated.apiKey, rotated.apiSecret);
+    const replaced = await stack.client.request<{ operation: { id: string } }>(
+      'PUT',
+      stack.ws(`/stores/${store.id}/credentials`),
+      { body: rotated, key: randomUUID() },
+    );
+    expect(replaced.status).toBe(202);
+    await stack.waitForOperation(replaced.body.operation.id);
+    const anonymous = new ApiClient(stack.apiUrl);
+    const login = await anonymous.post<{ accessToken: string; refreshToken: string }>('/v1/auth/login', {
+      email: stack.user.email,
+      password: stack.user.password,
+    });
+    expect(login.status).toBe(200);
+    const refreshed = await anonymous.post<{ accessToken: string; refreshToken: string }>(
+      '/v1/auth/refresh',
+      { refreshToken: login.body.refreshToken },
+    );
+    expect(refreshed.status).toBe(200);
+    secrets.push(
+      login.body.accessToken,
+      login.body.refreshToken,
+      refreshed.body.accessToken,
+      refreshed.body.refreshToken,
+    );
+    // The new access token authenticates a read (its lookup is a pg span too).
+    expect(
+      (await new ApiClient(stack.apiUrl, refreshed.body.accessToken).get(stack.ws('/stores'))).status,
+    ).toBe(200);
+
+    // Wait until every role has exported what it did: the worker's verification of the rotated
+    // credentials is the last span of the flow, then one more batch period for the API's.
+    const event = await waitUntil('the rotation event', async () => {
+      const { rows } = await t.owner.query(
+        `select id from outbox_events where payload->>'storeId' = $1 order by created_at desc limit 1`,
+        [store.id],
+      );
+      return rows[0]?.id as string | undefined;
+    });
+    await waitUntil("the worker to export the rotated credentials' verification", async () =>
+      receiver.spans.some(
+        (s) => s.name === 'process stores' && s.attributes['messaging.message.id'] === event,
+      ),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    // The scan sees the paths it clears: pg spans of the API and a marketplace call of the worker.
+    const exported = receiver.bodies.join('\n');
+    expect(exported).toContain('listing-api');
+    expect(exported).toContain('listing-worker');
+    const statement = (s: ReceivedSpan) => attr(s, 'db.statement') ?? attr(s, 'db.query.text');
+    expect(receiver.spans.some((s) => s.service === 'listing-api' && statement(s) !== undefined)).toBe(true);
+    for (const secret of secrets) {
+      expect({ secret, exported: exported.includes(secret) }).toEqual({ secret, exported: false });
+    }
   });
 
   it('with the endpoint unset a role starts no SDK: it logs "tracing off", exports nothing, stores no context', async () => {

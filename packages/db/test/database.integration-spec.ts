@@ -117,6 +117,21 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
         })
         .catch(() => undefined);
       expect(db.connectionFailedSince(since)).toBe(true);
+
+      // Dropped under a statement in flight: pg hands the error to the statement, and the
+      // ROLLBACK after it fails on the dead connection; the drop still counts.
+      await proxy.open();
+      since = performance.now();
+      const inFlight = failure(
+        db.transaction(async () => {
+          await db.executor.execute(sql`select pg_sleep(2)`);
+        }),
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      await proxy.cut();
+      expect(await inFlight).not.toBeNull();
+      expect(db.connectionFailedSince(since)).toBe(true);
+
       await proxy.open();
       since = performance.now();
       await db.executor.execute(sql`select 1`);

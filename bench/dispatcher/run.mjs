@@ -460,14 +460,14 @@ async function latencyRun(appDb, owner, workspaces, { seconds, rate, mode, pollM
   for (const [id, c] of committed) {
     const s = startedById.get(id);
     if (!s) continue;
-    dump.push([c, s.enqueuedAt, s.at]);
+    dump.push([c, s.enqueuedAt, s.at, s.activeAt]);
     lat.push(s.at - c);
     toEnqueue.push(s.enqueuedAt - c);
     toStart.push(s.at - s.enqueuedAt);
     toActive.push(s.activeAt - s.enqueuedAt);
     activeToStart.push(s.at - s.activeAt);
   }
-  // BENCH_LATENCY_DUMP=dir: every sample as [committed, enqueued (ms), started] per run, to look
+  // BENCH_LATENCY_DUMP=dir: every sample as [committed, enqueued (ms), started, active (ms)] per run, to look
   // at the tail over time.
   if (process.env.BENCH_LATENCY_DUMP) {
     mkdirSync(process.env.BENCH_LATENCY_DUMP, { recursive: true });

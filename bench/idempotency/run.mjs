@@ -128,6 +128,11 @@ function benchEnv() {
 }
 
 function startApi(port, extraEnv = {}, nodeArgs = [], ipc = false, checkout = root) {
+  // Its own application_name (the URL's wins over the pool's 'api'): the CPU columns count this
+  // API's backends only, not those of another API on the same database (--baseline).
+  const appName = `bench-api-${port}`;
+  const databaseUrl = new URL(APP_URL);
+  databaseUrl.searchParams.set('application_name', appName);
   const child = spawn(process.execPath, [...nodeArgs, path.join(checkout, 'apps/api/dist/main.js')], {
     cwd: checkout,
     env: {
@@ -137,7 +142,7 @@ function startApi(port, extraEnv = {}, nodeArgs = [], ipc = false, checkout = ro
       NODE_ENV: 'development',
       HOST: '127.0.0.1',
       PORT: String(port),
-      DATABASE_URL: APP_URL,
+      DATABASE_URL: databaseUrl.toString(),
       LOG_LEVEL: 'silent',
       RATE_LIMIT_WRITES_PER_MINUTE: '100000000',
       RATE_LIMIT_AUTH_PER_MINUTE: '1000',
@@ -152,6 +157,7 @@ function startApi(port, extraEnv = {}, nodeArgs = [], ipc = false, checkout = ro
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
   child.output = () => output;
+  child.appName = appName;
   child.stopping = false;
   child.on('exit', (code, signal) => {
     if (!child.stopping) log(`API pid ${child.pid} exited unexpectedly (code ${code}, signal ${signal})`);
@@ -237,26 +243,27 @@ function makeScenario(name, label, user, keyMode, base, variant) {
 }
 
 /**
- * CPU so far of the API process under load and of PostgreSQL: the backends of the bench database
- * (the APIs' pools; an idle baseline API's backends add nothing) and PostgreSQL's background
- * processes (the WAL writer flushes what the commits wrote). Maps pid → ms.
+ * CPU so far of the API process under load and of PostgreSQL: that API's backends (its pool,
+ * told apart by application_name) and PostgreSQL's background processes (the WAL writer flushes
+ * what the commits wrote). Maps pid → ms.
  */
-function cpuSnapshot(apiPid) {
+function cpuSnapshot(api) {
   if (!procCpuAvailable) return null;
   const snapshot = { api: new Map(), backends: new Map(), background: new Map() };
   const add = (group, pid) => {
     const ms = cpuMs(pid);
     if (ms !== null) snapshot[group].set(pid, ms);
   };
-  add('api', apiPid);
+  add('api', api.pid);
   const rows = psql(
     ADMIN_BENCH_URL,
-    `select pid, datname is null from pg_stat_activity
+    `select pid, datname is null, application_name = '${api.appName}' from pg_stat_activity
       where (datname = current_database() or datname is null) and pid <> pg_backend_pid()`,
   );
   for (const line of rows.split('\n').filter(Boolean)) {
-    const [pid, background] = line.split('|');
-    add(background === 't' ? 'background' : 'backends', Number(pid));
+    const [pid, background, ours] = line.split('|');
+    if (background === 't') add('background', Number(pid));
+    else if (ours === 't') add('backends', Number(pid));
   }
   return snapshot;
 }
@@ -278,7 +285,7 @@ function cpuPerRequest(before, after, responses) {
 async function runAutocannon(scenario, seconds) {
   const base = scenario.base;
   const check = { replayedWrong: 0, checked: 0 };
-  const cpuBefore = scenario.api ? cpuSnapshot(scenario.api.pid) : null;
+  const cpuBefore = scenario.api ? cpuSnapshot(scenario.api) : null;
   const instance = autocannon({
     url: `${base}/v1/workspaces/${scenario.user.workspaceId}/product-drafts`,
     connections: CONNECTIONS,
@@ -300,7 +307,7 @@ async function runAutocannon(scenario, seconds) {
     ],
   });
   const result = await instance;
-  const cpuAfter = cpuBefore ? cpuSnapshot(scenario.api.pid) : null;
+  const cpuAfter = cpuBefore ? cpuSnapshot(scenario.api) : null;
   if (scenario.api && exitedAlready(scenario.api))
     throw new Error(`the API process died during ${scenario.name}`);
   return {

@@ -200,8 +200,17 @@ describe('tracing: one trace from the HTTP request to the marketplace call (real
       (await new ApiClient(stack.apiUrl, refreshed.body.accessToken).get(stack.ws('/stores'))).status,
     ).toBe(200);
 
-    // Wait until every role has exported what it did: the worker's verification of the rotated
-    // credentials is the last span of the flow, then one more batch period for the API's.
+    // Wait until every role has exported what it did: the API's span of that read (its last
+    // request) and the worker's verification of the rotated credentials.
+    await waitUntil('the API to export the read with the refreshed token', async () =>
+      receiver.spans.some(
+        (s) =>
+          s.service === 'listing-api' &&
+          s.kind === SPAN_KIND.SERVER &&
+          attr(s, 'http.route') === '/v1/workspaces/:workspaceId/stores' &&
+          (attr(s, 'http.method') ?? attr(s, 'http.request.method')) === 'GET',
+      ),
+    );
     const event = await waitUntil('the rotation event', async () => {
       const { rows } = await t.owner.query(
         `select id from outbox_events where payload->>'storeId' = $1 order by created_at desc limit 1`,
@@ -214,7 +223,6 @@ describe('tracing: one trace from the HTTP request to the marketplace call (real
         (s) => s.name === 'process stores' && s.attributes['messaging.message.id'] === event,
       ),
     );
-    await new Promise((r) => setTimeout(r, 300));
     // The scan sees the paths it clears: pg spans of the API and a marketplace call of the worker.
     const exported = receiver.bodies.join('\n');
     expect(exported).toContain('listing-api');

@@ -31,6 +31,14 @@ class TracedStack extends CapabilityStack {
 }
 
 const attr = (s: ReceivedSpan, key: string) => s.attributes[key];
+/** A pg span's SQL text (old and new semantic conventions). */
+const statement = (s: ReceivedSpan) => attr(s, 'db.statement') ?? attr(s, 'db.query.text');
+/** The API's HTTP server span of `method` on the route template `route` (instrumentation-http). */
+const isApiServerSpan = (s: ReceivedSpan, method: string, route: string) =>
+  s.service === 'listing-api' &&
+  s.kind === SPAN_KIND.SERVER &&
+  attr(s, 'http.route') === route &&
+  (attr(s, 'http.method') ?? attr(s, 'http.request.method')) === method;
 
 /**
  * OpenTelemetry through the asynchronous path (docs/operations.md#tracing), with the real api,
@@ -63,13 +71,7 @@ describe('tracing: one trace from the HTTP request to the marketplace call (real
 
     // The API's HTTP server span of that POST (instrumentation-http, named after the route).
     const server = await waitUntil('the HTTP server span of the POST', async () =>
-      receiver.spans.find(
-        (s) =>
-          s.service === 'listing-api' &&
-          s.kind === SPAN_KIND.SERVER &&
-          attr(s, 'http.route') === '/v1/workspaces/:workspaceId/publications' &&
-          (attr(s, 'http.method') ?? attr(s, 'http.request.method')) === 'POST',
-      ),
+      receiver.spans.find((s) => isApiServerSpan(s, 'POST', '/v1/workspaces/:workspaceId/publications')),
     );
     const simPort = Number(new URL(stack.simUrl).port);
     const find = (spans: ReceivedSpan[]) => {
@@ -131,9 +133,7 @@ describe('tracing: one trace from the HTTP request to the marketplace call (real
         (s) =>
           s.service === 'listing-api' &&
           s.kind === SPAN_KIND.CLIENT &&
-          /EXECUTE s_outbox_insert_event\(|INSERT INTO outbox_events/.test(
-            String(attr(s, 'db.statement') ?? attr(s, 'db.query.text') ?? ''),
-          ) &&
+          /EXECUTE s_outbox_insert_event\(|INSERT INTO outbox_events/.test(String(statement(s) ?? '')) &&
           descendsFrom(trace, s, server),
       ),
     ).toBe(true);
@@ -203,13 +203,7 @@ describe('tracing: one trace from the HTTP request to the marketplace call (real
     // Wait until every role has exported what it did: the API's span of that read (its last
     // request) and the worker's verification of the rotated credentials.
     await waitUntil('the API to export the read with the refreshed token', async () =>
-      receiver.spans.some(
-        (s) =>
-          s.service === 'listing-api' &&
-          s.kind === SPAN_KIND.SERVER &&
-          attr(s, 'http.route') === '/v1/workspaces/:workspaceId/stores' &&
-          (attr(s, 'http.method') ?? attr(s, 'http.request.method')) === 'GET',
-      ),
+      receiver.spans.some((s) => isApiServerSpan(s, 'GET', '/v1/workspaces/:workspaceId/stores')),
     );
     const event = await waitUntil('the rotation event', async () => {
       const { rows } = await t.owner.query(
@@ -227,7 +221,6 @@ describe('tracing: one trace from the HTTP request to the marketplace call (real
     const exported = receiver.bodies.join('\n');
     expect(exported).toContain('listing-api');
     expect(exported).toContain('listing-worker');
-    const statement = (s: ReceivedSpan) => attr(s, 'db.statement') ?? attr(s, 'db.query.text');
     expect(receiver.spans.some((s) => s.service === 'listing-api' && statement(s) !== undefined)).toBe(true);
     for (const secret of secrets) {
       expect({ secret, exported: exported.includes(secret) }).toEqual({ secret, exported: false });

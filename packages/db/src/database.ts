@@ -15,7 +15,7 @@ import {
 } from './errors';
 import { PgErrorCode, pgErrorCode } from './pg-errors';
 import { sharesServerConnections } from './pooler-probe';
-import { sqlParam, type SqlText } from './sql-text';
+import { sqlLiteral, sqlParam, type SqlText } from './sql-text';
 
 /** What repositories query through: the ambient transaction, else the pool. */
 export type DbExecutor = PgDatabase<NodePgQueryResultHKT>;
@@ -331,12 +331,13 @@ export class Database {
   /**
    * tryExecuteAtCommitInWorkspace for a hot statement written with $n parameters, sent as
    * `EXECUTE` of a session-level prepared statement: PostgreSQL parses and plans it once per
-   * connection instead of at every COMMIT. The first time a connection needs it, this checks
-   * whether the connection has it and PREPAREs it if not, in round trips of their own: an error
-   * there is the statement's own (the COMMIT message could not tell a failed PREPARE from a failed
-   * statement after it). A connection that lost it behind our back (DEALLOCATE) fails that
-   * transaction (26000), and the next one prepares it again. Unnamed (behind a transaction
-   * pooler): the values are inlined into the text (sqlParam), parsed at every COMMIT.
+   * connection instead of at every COMMIT. The first time a connection needs it, one DO block
+   * PREPAREs it unless the connection has it already (a session pooler's server connection may),
+   * in a round trip of its own: an error there is the statement's own (the COMMIT message could
+   * not tell a failed PREPARE from a failed statement after it). A connection that lost it behind
+   * our back (DEALLOCATE) fails that transaction (26000), and the next one prepares it again.
+   * Unnamed (behind a transaction pooler): the values are inlined into the text (sqlParam),
+   * parsed at every COMMIT.
    */
   async tryExecutePreparedAtCommitInWorkspace(
     workspaceId: string,
@@ -356,11 +357,7 @@ export class Database {
     const prepared = this.sessionPreparedOn(frame.client);
     if (!prepared.has(session)) {
       try {
-        const { rowCount } = await frame.client.query(
-          'select 1 from pg_prepared_statements where name = $1',
-          [session],
-        );
-        if (!rowCount) await frame.client.query(`PREPARE ${session} AS ${text}`);
+        await frame.client.query(prepareUnlessPresent(session, text));
       } catch (error) {
         // An earlier statement failed and fn swallowed the error: the same error as at COMMIT.
         if (pgErrorCode(error) === PgErrorCode.inFailedSqlTransaction) throw new TransactionAbortedError();
@@ -511,6 +508,19 @@ export class Database {
   async close(): Promise<void> {
     await this.pool.end();
   }
+}
+
+/**
+ * One statement that PREPAREs `session` as `text` unless the connection has it: the check and the
+ * PREPARE in one round trip, without the error (42P05) that would abort the transaction around
+ * it. `session` is a validated name and `text` our own SQL, escaped here as a literal.
+ */
+function prepareUnlessPresent(session: string, text: string): string {
+  const body =
+    `BEGIN IF NOT EXISTS (SELECT FROM pg_prepared_statements WHERE name = '${session}') ` +
+    `THEN EXECUTE ${sqlLiteral(`PREPARE ${session} AS ${text}`)}; END IF; END`;
+  if (body.includes('$prepare$')) throw new RangeError('a statement cannot contain $prepare$');
+  return `DO $prepare$ ${body} $prepare$`;
 }
 
 function safely(callback: () => void) {

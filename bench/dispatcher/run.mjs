@@ -33,7 +33,7 @@ import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { cpuMs, procCpuAvailable } from '../lib/proc-cpu.mjs';
+import { cpuMs, cpuSpentMs, procCpuAvailable } from '../lib/proc-cpu.mjs';
 import { createRequire } from 'node:module';
 
 // The workspace packages are CommonJS built by swc (`export *` is not visible to ESM named imports).
@@ -329,10 +329,12 @@ async function cpuSnapshot(owner, redis, pids) {
        from pg_stat_activity where pid <> pg_backend_pid()`,
     [new URL(APP_URL).pathname.slice(1)],
   );
-  const roles = new Map();
+  const roles = new Map(); // role → (pid → ms)
   const add = (role, pid) => {
     const ms = cpuMs(pid);
-    if (ms !== null) roles.set(`${role}\u0000${pid}`, ms);
+    if (ms === null) return;
+    if (!roles.has(role)) roles.set(role, new Map());
+    roles.get(role).set(pid, ms);
   };
   add('load generator (Node: the "API")', process.pid);
   if (pids.dispatcher) add('dispatcher (Node)', pids.dispatcher);
@@ -348,14 +350,9 @@ async function cpuSnapshot(owner, redis, pids) {
 function cpuShares(before, after, events) {
   if (!before || !after) return null;
   const seconds = (after.at - before.at) / 1000;
-  const byRole = new Map();
-  for (const [key, ms] of after.roles) {
-    const start = before.roles.get(key);
-    if (start === undefined) continue; // a backend that connected within the window: not counted
-    const role = key.split('\u0000')[0];
-    byRole.set(role, (byRole.get(role) ?? 0) + (ms - start));
-  }
-  const shares = [...byRole.entries()]
+  const shares = [...after.roles.entries()]
+    .filter(([role]) => before.roles.has(role))
+    .map(([role, pids]) => [role, cpuSpentMs(before.roles.get(role), pids)])
     .map(([role, ms]) => ({ role, percent: (100 * ms) / 1000 / seconds, usPerEvent: (ms * 1000) / events }))
     .sort((a, b) => b.percent - a.percent);
   return { seconds, shares, totalPercent: shares.reduce((sum, x) => sum + x.percent, 0) };

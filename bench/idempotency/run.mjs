@@ -47,7 +47,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { cpuMs, procCpuAvailable } from '../lib/proc-cpu.mjs';
+import { cpuMs, cpuSpentMs, procCpuAvailable } from '../lib/proc-cpu.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -271,14 +271,7 @@ function cpuSnapshot(api) {
 /** µs of CPU per response between two snapshots; a process that started within is not counted. */
 function cpuPerRequest(before, after, responses) {
   if (!before || !after || !responses) return null;
-  const us = (group) => {
-    let ms = 0;
-    for (const [pid, end] of after[group]) {
-      const start = before[group].get(pid);
-      if (start !== undefined) ms += end - start;
-    }
-    return (ms * 1000) / responses;
-  };
+  const us = (group) => (cpuSpentMs(before[group], after[group]) * 1000) / responses;
   return { api: us('api'), postgres: us('backends'), background: us('background') };
 }
 

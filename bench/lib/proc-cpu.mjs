@@ -33,3 +33,17 @@ export function cpuMs(pid) {
     return null;
   }
 }
+
+/**
+ * ms of CPU spent between two snapshots of the same processes (Maps pid → cpuMs), summed. A
+ * process missing from `before` started within the window and is not counted: its start-up is
+ * not the load's.
+ */
+export function cpuSpentMs(before, after) {
+  let ms = 0;
+  for (const [pid, end] of after) {
+    const start = before.get(pid);
+    if (start !== undefined) ms += end - start;
+  }
+  return ms;
+}

@@ -103,6 +103,12 @@ export class Database {
   private readonly namedStatements: boolean;
   /** Statements each connection has PREPAREd at SQL level (session state, gone with it). */
   private readonly sessionPrepared = new WeakMap<PoolClient, Set<string>>();
+  /**
+   * A connection's first use of an at-commit statement prepares it with a DO block (one round
+   * trip), unless the start-up check found that this role may not run one: then a check and a
+   * PREPARE (two).
+   */
+  private doBlocks = true;
   /** When (performance.now()) a connection of this pool last failed to open or dropped. */
   private connectionFailedAt = -Infinity;
 
@@ -145,6 +151,8 @@ export class Database {
    * (PreparedStatementsBehindPoolerError) connections that a pooler shares between clients, where
    * the statements fail as soon as a transaction lands on a server that never parsed them. A
    * database the probe cannot reach passes: readiness reports that, and the next start checks.
+   * It also finds whether this role may run a DO block (USAGE on plpgsql, which PostgreSQL grants
+   * to PUBLIC and a hardened database may not); if not, first uses take the two-round-trip way.
    */
   async checkPreparedStatements(): Promise<void> {
     if (!this.namedStatements) return;
@@ -159,6 +167,11 @@ export class Database {
       return;
     }
     if (shared) throw new PreparedStatementsBehindPoolerError();
+    try {
+      await this.pool.query('DO $probe$ BEGIN END $probe$');
+    } catch (error) {
+      if (pgErrorCode(error) === PgErrorCode.insufficientPrivilege) this.doBlocks = false;
+    }
   }
 
   /**
@@ -334,7 +347,8 @@ export class Database {
    * connection instead of at every COMMIT. The first time a connection needs it, one DO block
    * PREPAREs it unless the connection has it already (a session pooler's server connection may),
    * in a round trip of its own: an error there is the statement's own (the COMMIT message could
-   * not tell a failed PREPARE from a failed statement after it). A connection that lost it behind
+   * not tell a failed PREPARE from a failed statement after it). A role that may not run DO
+   * blocks (checkPreparedStatements) checks, then PREPAREs, in two. A connection that lost it behind
    * our back (DEALLOCATE) fails that transaction (26000), and the next one prepares it again.
    * Unnamed (behind a transaction pooler): the values are inlined into the text (sqlParam),
    * parsed at every COMMIT.
@@ -357,7 +371,10 @@ export class Database {
     const prepared = this.sessionPreparedOn(frame.client);
     if (!prepared.has(session)) {
       try {
-        await frame.client.query(prepareUnlessPresent(session, text));
+        if (this.doBlocks) await frame.client.query(prepareUnlessPresent(session, text));
+        else if (!(await frame.client.query(PREPARED_BY_NAME, [session])).rowCount) {
+          await frame.client.query(`PREPARE ${session} AS ${text}`);
+        }
       } catch (error) {
         // An earlier statement failed and fn swallowed the error: the same error as at COMMIT.
         if (pgErrorCode(error) === PgErrorCode.inFailedSqlTransaction) throw new TransactionAbortedError();
@@ -509,6 +526,9 @@ export class Database {
     await this.pool.end();
   }
 }
+
+/** Whether the connection has a prepared statement of that name (without DO blocks). */
+const PREPARED_BY_NAME = 'select 1 from pg_prepared_statements where name = $1';
 
 /**
  * One statement that PREPAREs `session` as `text` unless the connection has it: the check and the

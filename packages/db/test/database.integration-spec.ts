@@ -12,6 +12,7 @@ import {
   WorkspaceContextConflictError,
 } from '@listing/db';
 import { CuttableProxy, freeTcpPort, seedWorkspace, sentQueries, useTestDatabase } from '@listing/testing';
+import { Client } from 'pg';
 
 const t = useTestDatabase({ poolSize: 25 });
 
@@ -614,6 +615,37 @@ describe('Database: BEGIN travels with the first statement', () => {
         expect(await rowOf(k)).toHaveLength(1);
       } finally {
         await db.close();
+      }
+    });
+
+    it('a role that may not run DO blocks: the start-up check finds it, and a first use checks, then PREPAREs', async () => {
+      // As a hardened database may: no USAGE on plpgsql for PUBLIC (this file's database only).
+      const url = new URL(t.info.adminUrl);
+      url.pathname = `/${t.info.name}`;
+      const admin = new Client({ connectionString: url.toString() });
+      await admin.connect();
+      const unchecked = new Database({ connectionString: t.info.appUrl, max: 1 });
+      const checked = new Database({ connectionString: t.info.appUrl, max: 1 });
+      try {
+        await admin.query('REVOKE USAGE ON LANGUAGE plpgsql FROM PUBLIC');
+        // Without the check, the DO block is refused, and the transaction with it.
+        await expect(insertAt(unchecked, randomUUID())).rejects.toMatchObject({ code: '42501' });
+
+        await checked.checkPreparedStatements();
+        const k = randomUUID();
+        const first = await sentQueries(() => insertAt(checked, k));
+        expect(first.queries).toEqual([
+          'select 1 from pg_prepared_statements where name = $1',
+          `PREPARE s_commit_probe AS ${insertText}`,
+          expect.stringMatching(/^BEGIN; [\s\S]*;\nEXECUTE s_commit_probe\([\s\S]*\);\nCOMMIT$/),
+        ]);
+        expect(await rowOf(k)).toHaveLength(1);
+        const again = await sentQueries(() => insertAt(checked, randomUUID()));
+        expect(again.queries).toEqual([expect.stringMatching(/^BEGIN; [\s\S]*;\nEXECUTE s_commit_probe\(/)]);
+      } finally {
+        await admin.query('GRANT USAGE ON LANGUAGE plpgsql TO PUBLIC');
+        await admin.end();
+        await Promise.all([unchecked.close(), checked.close()]);
       }
     });
 

@@ -351,7 +351,8 @@ function cpuShares(before, after, events) {
   if (!before || !after) return null;
   const seconds = (after.at - before.at) / 1000;
   const shares = [...after.roles.entries()]
-    .filter(([role]) => before.roles.has(role))
+    // a role whose every process started within the window: not counted
+    .filter(([role, pids]) => [...pids.keys()].some((pid) => before.roles.get(role)?.has(pid)))
     .map(([role, pids]) => [role, cpuSpentMs(before.roles.get(role), pids)])
     .map(([role, ms]) => ({ role, percent: (100 * ms) / 1000 / seconds, usPerEvent: (ms * 1000) / events }))
     .sort((a, b) => b.percent - a.percent);

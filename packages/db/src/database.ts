@@ -170,7 +170,7 @@ export class Database {
     try {
       await this.pool.query('DO $probe$ BEGIN END $probe$');
     } catch (error) {
-      if (pgErrorCode(error) === PgErrorCode.insufficientPrivilege) this.doBlocks = false;
+      if (refusesDoBlocks(error)) this.doBlocks = false;
     }
   }
 
@@ -344,14 +344,12 @@ export class Database {
   /**
    * tryExecuteAtCommitInWorkspace for a hot statement written with $n parameters, sent as
    * `EXECUTE` of a session-level prepared statement: PostgreSQL parses and plans it once per
-   * connection instead of at every COMMIT. The first time a connection needs it, one DO block
-   * PREPAREs it unless the connection has it already (a session pooler's server connection may),
-   * in a round trip of its own: an error there is the statement's own (the COMMIT message could
-   * not tell a failed PREPARE from a failed statement after it). A role that may not run DO
-   * blocks (checkPreparedStatements) checks, then PREPAREs, in two. A connection that lost it behind
-   * our back (DEALLOCATE) fails that transaction (26000), and the next one prepares it again.
-   * Unnamed (behind a transaction pooler): the values are inlined into the text (sqlParam),
-   * parsed at every COMMIT.
+   * connection instead of at every COMMIT. The first time a connection needs it, it is prepared
+   * in a round trip of its own (prepareOnce): an error there is the statement's own (the COMMIT
+   * message could not tell a failed PREPARE from a failed statement after it). A connection that
+   * lost it behind our back (DEALLOCATE) fails that transaction (26000), and the next one prepares
+   * it again. Unnamed (behind a transaction pooler): the values are inlined into the text
+   * (sqlParam), parsed at every COMMIT.
    */
   async tryExecutePreparedAtCommitInWorkspace(
     workspaceId: string,
@@ -371,10 +369,7 @@ export class Database {
     const prepared = this.sessionPreparedOn(frame.client);
     if (!prepared.has(session)) {
       try {
-        if (this.doBlocks) await frame.client.query(prepareUnlessPresent(session, text));
-        else if (!(await frame.client.query(PREPARED_BY_NAME, [session])).rowCount) {
-          await frame.client.query(`PREPARE ${session} AS ${text}`);
-        }
+        await this.prepareOnce(frame, session, text);
       } catch (error) {
         // An earlier statement failed and fn swallowed the error: the same error as at COMMIT.
         if (pgErrorCode(error) === PgErrorCode.inFailedSqlTransaction) throw new TransactionAbortedError();
@@ -384,6 +379,32 @@ export class Database {
     }
     frame.atCommit.push(`EXECUTE ${session}${values.length ? `(${values.map(sqlParam).join(', ')})` : ''}`);
     return true;
+  }
+
+  /**
+   * PREPAREs `session` as `text` on the frame's connection unless it has that statement already
+   * (a session pooler's server connection may; one with another text under the name, from an
+   * older deploy, is replaced). One DO block does it in one round trip. A role that may not run
+   * one (checkPreparedStatements found it, or this call does) checks, then PREPAREs: when the
+   * refused DO block ran before the transaction began, at once; else this transaction fails and
+   * the next ones take that way.
+   */
+  private async prepareOnce(frame: TransactionFrame, session: string, text: string): Promise<void> {
+    const statement = `PREPARE ${session} AS ${text}`;
+    if (this.doBlocks) {
+      try {
+        await frame.client.query(prepareUnlessPresent(session, statement));
+        return;
+      } catch (error) {
+        if (!refusesDoBlocks(error)) throw error;
+        this.doBlocks = false;
+        if (frame.state.begun) throw error;
+      }
+    }
+    const { rows } = await frame.client.query<{ statement: string }>(PREPARED_BY_NAME, [session]);
+    if (rows[0]?.statement === statement) return;
+    if (rows.length) await frame.client.query(`DEALLOCATE ${session}`);
+    await frame.client.query(statement);
   }
 
   /**
@@ -527,18 +548,31 @@ export class Database {
   }
 }
 
-/** Whether the connection has a prepared statement of that name (without DO blocks). */
-const PREPARED_BY_NAME = 'select 1 from pg_prepared_statements where name = $1';
+/** The statement the connection has under a name (where DO blocks are refused). */
+const PREPARED_BY_NAME = 'select statement from pg_prepared_statements where name = $1';
 
 /**
- * One statement that PREPAREs `session` as `text` unless the connection has it: the check and the
- * PREPARE in one round trip, without the error (42P05) that would abort the transaction around
- * it. `session` is a validated name and `text` our own SQL, escaped here as a literal.
+ * A DO block refused for what it is: the role lacks USAGE on plpgsql (42501), or the server does
+ * not run DO blocks (0A000). Anything else is the statement's own error.
  */
-function prepareUnlessPresent(session: string, text: string): string {
+function refusesDoBlocks(error: unknown): boolean {
+  const code = pgErrorCode(error);
+  return code === PgErrorCode.insufficientPrivilege || code === PgErrorCode.featureNotSupported;
+}
+
+/**
+ * One statement that runs `prepare` (PREPARE `session` AS …) unless the connection has that
+ * statement under the name, replacing another one: the check and the PREPARE in one round trip,
+ * without the error (42P05) that would abort the transaction around it. `session` is a validated
+ * name and `prepare` our own SQL, escaped here as a literal.
+ */
+function prepareUnlessPresent(session: string, prepare: string): string {
   const body =
-    `BEGIN IF NOT EXISTS (SELECT FROM pg_prepared_statements WHERE name = '${session}') ` +
-    `THEN EXECUTE ${sqlLiteral(`PREPARE ${session} AS ${text}`)}; END IF; END`;
+    `DECLARE want text := ${sqlLiteral(prepare)}; had text; BEGIN ` +
+    `SELECT statement INTO had FROM pg_prepared_statements WHERE name = '${session}'; ` +
+    `IF had IS DISTINCT FROM want THEN ` +
+    `IF had IS NOT NULL THEN EXECUTE 'DEALLOCATE ${session}'; END IF; EXECUTE want; ` +
+    `END IF; END`;
   if (body.includes('$prepare$')) throw new RangeError('a statement cannot contain $prepare$');
   return `DO $prepare$ ${body} $prepare$`;
 }

@@ -10,6 +10,8 @@ export const PgErrorCode = {
   duplicatePreparedStatement: '42P05',
   /** EXECUTE of a name the session has not prepared (or no longer has). */
   invalidSqlStatementName: '26000',
+  /** A feature the server does not offer (a DO block, on some PostgreSQL-compatible servers). */
+  featureNotSupported: '0A000',
   /** A statement after an earlier one failed in the same transaction. */
   inFailedSqlTransaction: '25P02',
 } as const;

@@ -530,16 +530,23 @@ describe('Database: BEGIN travels with the first statement', () => {
         'POST /p',
         Buffer.from([0]),
       ]);
-    /** The one-time statement that PREPAREs the probe unless the connection has it. */
-    const prepareProbe = `DO $prepare$ BEGIN IF NOT EXISTS (SELECT FROM pg_prepared_statements WHERE name = 's_commit_probe') THEN EXECUTE '${`PREPARE s_commit_probe AS ${insertText}`.replace(/'/g, "''")}'; END IF; END $prepare$`;
     const preparesOf = (queries: string[]) => queries.filter((q) => q.startsWith('DO $prepare$'));
-    /** When the connection PREPAREd the probe (max: 1, so the pool's query runs on it), or null. */
-    const preparedAt = async (db: Database) =>
+    /** The probe's prepared statement on the connection (max: 1, so the pool's query runs on it). */
+    const preparedProbe = async (db: Database, name = 's_commit_probe') =>
       (
-        await db.pool.query<{ at: Date }>(
-          `select prepare_time as at from pg_prepared_statements where name = 's_commit_probe'`,
+        await db.pool.query<{ statement: string; at: Date }>(
+          `select statement, prepare_time as at from pg_prepared_statements where name = $1`,
+          [name],
         )
-      ).rows[0]?.at ?? null;
+      ).rows[0] ?? null;
+    const preparedAt = async (db: Database) => (await preparedProbe(db))?.at ?? null;
+    const keyIdOf = async (k: string) =>
+      (
+        await t.owner.query(
+          `select fingerprint_key_id from idempotency_requests where idempotency_key = $1`,
+          [k],
+        )
+      ).rows[0]?.fingerprint_key_id;
     const rowOf = async (k: string) =>
       (
         await t.owner.query(
@@ -551,11 +558,12 @@ describe('Database: BEGIN travels with the first statement', () => {
     it('goes as EXECUTE with COMMIT, the connection PREPAREing it once, in a round trip of its own', async () => {
       const db = new Database({ connectionString: t.info.appUrl, max: 1 });
       try {
+        await db.checkPreparedStatements(); // as every role that prepares does at start-up
         const [k1, k2] = [randomUUID(), randomUUID()];
         const one = await sentQueries(() => insertAt(db, k1, "it's"));
         expect(one.result).toBe(true);
         expect(one.queries).toEqual([
-          prepareProbe,
+          expect.stringMatching(/^DO \$prepare\$ /),
           expect.stringMatching(
             /^BEGIN; SELECT set_config[\s\S]*;\nEXECUTE s_commit_probe\([\s\S]*\);\nCOMMIT$/,
           ),
@@ -564,6 +572,45 @@ describe('Database: BEGIN travels with the first statement', () => {
         expect(two.queries).toEqual([expect.stringMatching(/^BEGIN; [\s\S]*;\nEXECUTE s_commit_probe\(/)]);
         expect(await rowOf(k1)).toEqual([{ operation: "it's", fingerprint: Buffer.from([0, 255]) }]);
         expect(await rowOf(k2)).toHaveLength(1);
+        // What PostgreSQL holds is the text as written, quotes and all.
+        expect((await preparedProbe(db))?.statement).toBe(`PREPARE s_commit_probe AS ${insertText}`);
+      } finally {
+        await db.close();
+      }
+    });
+
+    it('reaches PostgreSQL as written: quotes and backslashes in the text', async () => {
+      const db = new Database({ connectionString: t.info.appUrl, max: 1 });
+      const text = insertText.replace("'k1'", "'it''s k\\1'");
+      try {
+        const k = randomUUID();
+        await db.withWorkspace(ws.workspaceId, () =>
+          db.tryExecutePreparedAtCommitInWorkspace(ws.workspaceId, 'slash_probe', text, [
+            ws.workspaceId,
+            ws.userId,
+            k,
+            'POST /p',
+            Buffer.from([0]),
+          ]),
+        );
+        expect(await keyIdOf(k)).toBe("it's k\\1");
+        expect((await preparedProbe(db, 's_slash_probe'))?.statement).toBe(
+          `PREPARE s_slash_probe AS ${text}`,
+        );
+      } finally {
+        await db.close();
+      }
+    });
+
+    it('replaces a statement of another text under its name (from an older deploy, on a reused connection)', async () => {
+      const db = new Database({ connectionString: t.info.appUrl, max: 1 });
+      try {
+        await db.pool.query(`PREPARE s_commit_probe AS ${insertText.replace("'k1'", "'k0'")}`);
+        const k = randomUUID();
+        const { queries } = await sentQueries(() => insertAt(db, k));
+        expect(preparesOf(queries)).toHaveLength(1);
+        expect(await keyIdOf(k)).toBe('k1');
+        expect((await preparedProbe(db))?.statement).toBe(`PREPARE s_commit_probe AS ${insertText}`);
       } finally {
         await db.close();
       }
@@ -577,7 +624,7 @@ describe('Database: BEGIN travels with the first statement', () => {
         const k1 = randomUUID();
         const found = await sentQueries(() => insertAt(db, k1));
         // Checked once, and kept: a second PREPARE would have failed (42P05) or replaced it.
-        expect(preparesOf(found.queries)).toEqual([prepareProbe]);
+        expect(preparesOf(found.queries)).toHaveLength(1);
         expect(await preparedAt(db)).toEqual(before);
         expect(await rowOf(k1)).toHaveLength(1);
 
@@ -592,7 +639,7 @@ describe('Database: BEGIN travels with the first statement', () => {
         expect((await t.owner.query(count, [lost])).rows[0].n).toBe(0); // nothing of it committed
         expect(await preparedAt(db)).toBeNull();
         const healed = await sentQueries(() => insertAt(db, k3));
-        expect(preparesOf(healed.queries)).toEqual([prepareProbe]);
+        expect(preparesOf(healed.queries)).toHaveLength(1);
         expect(await preparedAt(db)).not.toBeNull();
         expect(await rowOf(k3)).toHaveLength(1);
       } finally {
@@ -611,41 +658,61 @@ describe('Database: BEGIN travels with the first statement', () => {
         ).rejects.toBeInstanceOf(TransactionAbortedError);
         const k = randomUUID();
         const next = await sentQueries(() => insertAt(db, k));
-        expect(preparesOf(next.queries)).toEqual([prepareProbe]);
+        expect(preparesOf(next.queries)).toHaveLength(1);
         expect(await rowOf(k)).toHaveLength(1);
       } finally {
         await db.close();
       }
     });
 
-    it('a role that may not run DO blocks: the start-up check finds it, and a first use checks, then PREPAREs', async () => {
+    it('a role that may not run DO blocks: the start-up check or the first refusal finds it; first uses check, then PREPARE', async () => {
       // As a hardened database may: no USAGE on plpgsql for PUBLIC (this file's database only).
       const url = new URL(t.info.adminUrl);
       url.pathname = `/${t.info.name}`;
       const admin = new Client({ connectionString: url.toString() });
       await admin.connect();
-      const unchecked = new Database({ connectionString: t.info.appUrl, max: 1 });
-      const checked = new Database({ connectionString: t.info.appUrl, max: 1 });
+      const [checked, unchecked, begun] = [1, 2, 3].map(
+        () => new Database({ connectionString: t.info.appUrl, max: 1 }),
+      ) as [Database, Database, Database];
+      const twoTrips = [
+        'select statement from pg_prepared_statements where name = $1',
+        `PREPARE s_commit_probe AS ${insertText}`,
+        expect.stringMatching(/^BEGIN; [\s\S]*;\nEXECUTE s_commit_probe\([\s\S]*\);\nCOMMIT$/),
+      ];
       try {
         await admin.query('REVOKE USAGE ON LANGUAGE plpgsql FROM PUBLIC');
-        // Without the check, the DO block is refused, and the transaction with it.
-        await expect(insertAt(unchecked, randomUUID())).rejects.toMatchObject({ code: '42501' });
 
         await checked.checkPreparedStatements();
+        // A statement of another text under the name is replaced this way too.
+        await checked.pool.query(`PREPARE s_commit_probe AS ${insertText.replace("'k1'", "'k0'")}`);
         const k = randomUUID();
         const first = await sentQueries(() => insertAt(checked, k));
-        expect(first.queries).toEqual([
-          'select 1 from pg_prepared_statements where name = $1',
-          `PREPARE s_commit_probe AS ${insertText}`,
-          expect.stringMatching(/^BEGIN; [\s\S]*;\nEXECUTE s_commit_probe\([\s\S]*\);\nCOMMIT$/),
-        ]);
-        expect(await rowOf(k)).toHaveLength(1);
+        expect(first.queries).toEqual([twoTrips[0], 'DEALLOCATE s_commit_probe', ...twoTrips.slice(1)]);
+        expect(await keyIdOf(k)).toBe('k1');
         const again = await sentQueries(() => insertAt(checked, randomUUID()));
         expect(again.queries).toEqual([expect.stringMatching(/^BEGIN; [\s\S]*;\nEXECUTE s_commit_probe\(/)]);
+
+        // Unchecked, before its transaction began: the refused DO block is learnt, and the
+        // statement prepared the other way at once.
+        const k2 = randomUUID();
+        const learnt = await sentQueries(() => insertAt(unchecked, k2));
+        expect(learnt.queries).toEqual([expect.stringMatching(/^DO \$prepare\$ /), ...twoTrips]);
+        expect(await rowOf(k2)).toHaveLength(1);
+
+        // Unchecked, inside a transaction that began: that transaction fails, the next one works.
+        await expect(
+          begun.withWorkspace(ws.workspaceId, async () => {
+            await begun.executor.execute(sql`select 1`);
+            await probeAt(begun);
+          }),
+        ).rejects.toMatchObject({ code: '42501' });
+        const k3 = randomUUID();
+        expect((await sentQueries(() => insertAt(begun, k3))).queries).toEqual(twoTrips);
+        expect(await rowOf(k3)).toHaveLength(1);
       } finally {
         await admin.query('GRANT USAGE ON LANGUAGE plpgsql TO PUBLIC');
         await admin.end();
-        await Promise.all([unchecked.close(), checked.close()]);
+        await Promise.all([checked.close(), unchecked.close(), begun.close()]);
       }
     });
 

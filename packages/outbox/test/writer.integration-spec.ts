@@ -141,7 +141,7 @@ describe('OutboxWriter', () => {
       const texts = queries.filter((q) => q.includes('INSERT INTO outbox_events'));
       expect(texts).toEqual([
         expect.stringMatching(
-          /^DO \$prepare\$ [^;]*THEN EXECUTE 'PREPARE s_outbox_insert_event AS INSERT INTO outbox_events/,
+          /^DO \$prepare\$ DECLARE want text := 'PREPARE s_outbox_insert_event AS INSERT INTO outbox_events/,
         ),
       ]);
     }

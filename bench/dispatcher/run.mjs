@@ -353,8 +353,10 @@ function cpuShares(before, after, events) {
   const shares = [...after.roles.entries()]
     // a role whose every process started within the window: not counted
     .filter(([role, pids]) => [...pids.keys()].some((pid) => before.roles.get(role)?.has(pid)))
-    .map(([role, pids]) => [role, cpuSpentMs(before.roles.get(role), pids)])
-    .map(([role, ms]) => ({ role, percent: (100 * ms) / 1000 / seconds, usPerEvent: (ms * 1000) / events }))
+    .map(([role, pids]) => {
+      const ms = cpuSpentMs(before.roles.get(role), pids);
+      return { role, percent: (100 * ms) / 1000 / seconds, usPerEvent: (ms * 1000) / events };
+    })
     .sort((a, b) => b.percent - a.percent);
   return { seconds, shares, totalPercent: shares.reduce((sum, x) => sum + x.percent, 0) };
 }

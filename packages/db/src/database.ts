@@ -105,8 +105,8 @@ export class Database {
   private readonly sessionPrepared = new WeakMap<PoolClient, Set<string>>();
   /**
    * A connection's first use of an at-commit statement prepares it with a DO block (one round
-   * trip), unless the start-up check found that this role may not run one: then a check and a
-   * PREPARE (two).
+   * trip), until the start-up check or a refusal finds that this role may not run one: then a
+   * check and a PREPARE (two; prepareOnce).
    */
   private doBlocks = true;
   /** When (performance.now()) a connection of this pool last failed to open or dropped. */

@@ -497,8 +497,9 @@ export class Database {
    * sees it): planned once per connection, its values inlined as escaped literals (sqlParam).
    * Returns the statement's rows. PREPARE is not transactional, so a message that failed after
    * it still leaves the statement prepared; a connection whose record is wrong heals once:
-   * PREPARE of a name it has (42P05) fails before BEGIN runs and is sent again without it, and
-   * EXECUTE of a name it lacks (26000) is rolled back and sent again with it.
+   * PREPARE of a name it has (42P05) fails before BEGIN runs and is sent again without it (or,
+   * when the connection's statement has another text, after DEALLOCATE, with it), and EXECUTE of
+   * a name it lacks (26000) is rolled back and sent again with it.
    */
   private async beginWith(
     frame: TransactionFrame,
@@ -522,7 +523,11 @@ export class Database {
       } catch (error) {
         const code = pgErrorCode(error);
         if (attempt === 0 && prepare && code === PgErrorCode.duplicatePreparedStatement) {
-          prepared.add(session);
+          // Kept only when it is this text: a session pooler's server connection may hold an
+          // older deploy's statement under the name.
+          const { rows } = await client.query<{ statement: string }>(PREPARED_BY_NAME, [session]);
+          if (rows[0] && preparedAs(rows[0].statement, session, text)) prepared.add(session);
+          else await client.query(`DEALLOCATE ${session}`);
           continue;
         }
         if (attempt === 0 && !prepare && code === PgErrorCode.invalidSqlStatementName) {
@@ -548,8 +553,17 @@ export class Database {
   }
 }
 
-/** The statement the connection has under a name (where DO blocks are refused). */
+/** The statement the connection has under a name (where DO blocks are refused, and on 42P05). */
 const PREPARED_BY_NAME = 'select statement from pg_prepared_statements where name = $1';
+
+/**
+ * Whether `stored` (pg_prepared_statements.statement: the whole message that PREPAREd it) is
+ * `session` prepared as `text`: sent alone (as prepareOnce does), or first in beginWith's message.
+ */
+function preparedAs(stored: string, session: string, text: string): boolean {
+  const prepare = `PREPARE ${session} AS ${text}`;
+  return stored === prepare || stored.startsWith(`${prepare};\n`);
+}
 
 /**
  * A DO block refused for what it is: the role lacks USAGE on plpgsql (42501), or the server does

@@ -508,6 +508,49 @@ describe('Database: BEGIN travels with the first statement', () => {
     }
   });
 
+  it('a first statement whose name the connection holds: kept when it is its text, else replaced', async () => {
+    const text = 'select $1::int + 1 as n';
+    const held = async (db: Database) =>
+      (await db.pool.query(`select statement from pg_prepared_statements where name = 's_stale_probe'`))
+        .rows[0]?.statement as string | undefined;
+    // Each case on a connection new to its Database (as a session pooler hands one over) that
+    // already holds a statement under the name.
+    const firstUseAfter = async (prepare: string) => {
+      const db = new Database({ connectionString: t.info.appUrl, max: 1 });
+      try {
+        await db.pool.query(prepare);
+        await db.pool.query('ROLLBACK').catch(() => undefined); // beginWith's form leaves BEGIN open
+        const { result, queries } = await sentQueries(() =>
+          db.withWorkspace(ws.workspaceId, () => db.prepared<{ n: number }>('stale_probe', text, [41])),
+        );
+        return { n: result[0]!.n, queries, stored: await held(db) };
+      } finally {
+        await db.close();
+      }
+    };
+    const prepares = (queries: string[]) => queries.filter((m) => m.startsWith('PREPARE s_stale_probe'));
+
+    // Another deploy's statement under the name: deallocated and prepared again, never run.
+    const stale = await firstUseAfter('PREPARE s_stale_probe AS select $1::int + 2 as n');
+    expect(stale.n).toBe(42);
+    expect(prepares(stale.queries)).toHaveLength(2);
+    expect(stale.queries).toContain('DEALLOCATE s_stale_probe');
+    expect(stale.stored).toMatch(/^PREPARE s_stale_probe AS select \$1::int \+ 1 as n;\nBEGIN/);
+
+    // Its own, whichever way it was prepared (pg_prepared_statements holds the whole message):
+    // kept, its failed PREPARE the only one.
+    for (const own of [
+      `PREPARE s_stale_probe AS ${text}`,
+      `PREPARE s_stale_probe AS ${text};\nBEGIN;\nEXECUTE s_stale_probe(1)`,
+    ]) {
+      const kept = await firstUseAfter(own);
+      expect(kept.n).toBe(42);
+      expect(prepares(kept.queries)).toHaveLength(1);
+      expect(kept.queries).not.toContain('DEALLOCATE s_stale_probe');
+      expect(kept.stored).toBe(own);
+    }
+  });
+
   describe('a hot statement at COMMIT (tryExecutePreparedAtCommitInWorkspace)', () => {
     const insertText = `insert into idempotency_requests (workspace_id, user_id, idempotency_key, operation, fingerprint, fingerprint_key_id, status, expires_at)
        values ($1, $2, $3, $4, $5, 'k1', 'PROCESSING', now() + interval '2 days') returning 1`;

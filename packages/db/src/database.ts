@@ -35,11 +35,33 @@ interface TransactionFrame {
   /** BEGIN with the binding and settings: sent with the transaction's first statement. */
   readonly begin: string;
   /**
-   * Shared by nested frames. `ended`: the transaction ended and its connection went back.
+   * Shared by nested frames. `ended`: fn settled, so the transaction is ending (COMMIT or
+   * ROLLBACK is on its way) or ended and its connection went back: nothing more may be sent on it.
    * `begun`: BEGIN was sent (with the first statement, or alone), settled once it answered.
+   * `nested`: a workspace bound inside the unbound transaction, while calls use it (withWorkspace).
    */
-  readonly state: { ended: boolean; begun: Promise<unknown> | null };
+  readonly state: {
+    ended: boolean;
+    begun: Promise<unknown> | null;
+    nested: NestedBinding | null;
+  };
 }
+
+/** A workspace bound for a while inside an unbound transaction, shared by concurrent calls. */
+interface NestedBinding {
+  readonly workspaceId: string;
+  /** Calls inside it now; the last one out unbinds. */
+  users: number;
+  /** The set_config statement, sent once. */
+  bound: Promise<unknown> | null;
+}
+
+/**
+ * Between the statements of one message: on a line of its own, so that a statement ending in a
+ * `--` comment cannot comment out the separator and merge with the next statement (a COMMIT read
+ * as a column alias, say).
+ */
+const SEPARATOR = '\n;\n';
 
 /** A value `prepared()` can also send inlined, as an EXECUTE argument (see sqlParam). */
 type Inlinable = Parameters<typeof sqlParam>[0];
@@ -229,22 +251,33 @@ export class Database {
     if (frame.workspaceId !== null) {
       throw new WorkspaceContextConflictError(frame.workspaceId, workspaceId);
     }
-    // The outer transaction had no workspace yet: bind it for fn only, then unbind.
-    await frame.tx.execute(sql`select set_config('app.workspace_id', ${workspaceId}, true)`);
+    // The outer transaction had no workspace yet: bind it for fn only, then unbind. One
+    // connection has one binding: concurrent calls (Promise.all) share it when they name the same
+    // workspace, and another workspace is refused while it lasts.
+    const id = workspaceId.toLowerCase();
+    const { state } = frame;
+    const binding = state.nested ?? { workspaceId: id, users: 0, bound: null };
+    if (binding.workspaceId !== id) throw new WorkspaceContextConflictError(binding.workspaceId, id);
+    state.nested = binding;
+    binding.users++;
     let failed = false;
     try {
-      return await this.storage.run({ ...frame, workspaceId: workspaceId.toLowerCase() }, fn);
+      await (binding.bound ??= frame.tx.execute(sql`select set_config('app.workspace_id', ${id}, true)`));
+      return await this.storage.run({ ...frame, workspaceId: id }, fn);
     } catch (error) {
       failed = true;
       throw error;
     } finally {
-      try {
-        await frame.tx.execute(sql`select set_config('app.workspace_id', '', true)`);
-      } catch (resetError) {
-        // After a failed statement the transaction is aborted and the reset fails too (25P02);
-        // the caller must see the first error, not that one.
-        // eslint-disable-next-line no-unsafe-finally
-        if (!failed) throw resetError;
+      if (--binding.users === 0) {
+        state.nested = null;
+        try {
+          await frame.tx.execute(sql`select set_config('app.workspace_id', '', true)`);
+        } catch (resetError) {
+          // After a failed statement the transaction is aborted and the reset fails too (25P02);
+          // the caller must see the first error, not that one.
+          // eslint-disable-next-line no-unsafe-finally
+          if (!failed) throw resetError;
+        }
       }
     }
   }
@@ -308,9 +341,9 @@ export class Database {
       let bind = `SELECT set_config('app.workspace_id', '${workspaceId.toLowerCase()}', true)`;
       if (i === 0 && options.synchronousCommit === false)
         bind += `, set_config('synchronous_commit', 'off', true)`;
-      return `${bind};\n${statement}`;
+      return `${bind}${SEPARATOR}${statement}`;
     });
-    const results = (await this.pool.query(text.join(';\n'))) as unknown as Array<{ rows: R[] }>;
+    const results = (await this.pool.query(text.join(SEPARATOR))) as unknown as Array<{ rows: R[] }>;
     // Two results per part (binding, statement); keep the statements'.
     return parts.map((_, i) => results[2 * i + 1]!.rows);
   }
@@ -377,6 +410,7 @@ export class Database {
       }
       prepared.add(session);
     }
+    assertOpen(frame); // else the statement would be queued for a COMMIT already sent: lost
     frame.atCommit.push(`EXECUTE ${session}${values.length ? `(${values.map(sqlParam).join(', ')})` : ''}`);
     return true;
   }
@@ -403,7 +437,9 @@ export class Database {
     }
     const { rows } = await frame.client.query<{ statement: string }>(PREPARED_BY_NAME, [session]);
     if (rows[0]?.statement === statement) return;
+    assertOpen(frame);
     if (rows.length) await frame.client.query(`DEALLOCATE ${session}`);
+    assertOpen(frame);
     await frame.client.query(statement);
   }
 
@@ -431,7 +467,7 @@ export class Database {
       settings.push(`set_config('lock_timeout', '${ms}', true)`);
     }
     const begin = settings.length ? `BEGIN; SELECT ${settings.join(', ')}` : 'BEGIN';
-    const state: TransactionFrame['state'] = { ended: false, begun: null };
+    const state: TransactionFrame['state'] = { ended: false, begun: null, nested: null };
     const frame: TransactionFrame = {
       // Every Drizzle statement waits for BEGIN first (begun sends it when nothing has yet).
       tx: drizzle({
@@ -452,7 +488,10 @@ export class Database {
     };
     let broken: Error | undefined;
     try {
-      const result = await this.storage.run(frame, fn);
+      // Once fn settles, what it left running (an un-awaited statement, a Promise.all's other
+      // half) is refused (assertOpen): sent after COMMIT or ROLLBACK it would run outside the
+      // transaction, or inside the connection's next user's.
+      const result = await this.storage.run(frame, fn).finally(() => (state.ended = true));
       if (state.begun || frame.atCommit.length) {
         // BEGIN first, then COMMIT with what rides with it; or, when nothing was sent, all three
         // in one message.
@@ -461,7 +500,7 @@ export class Database {
         state.begun = opened ?? Promise.resolve();
         if (opened) await opened;
         const message = [...(opened ? [] : [begin]), ...frame.atCommit, 'COMMIT'];
-        const results: unknown = await client.query(message.join(';\n'));
+        const results: unknown = await client.query(message.join(SEPARATOR));
         const commit = Array.isArray(results) ? results[results.length - 1] : results;
         // A statement failed inside and fn swallowed the error: PostgreSQL answers COMMIT with
         // ROLLBACK. Never report that as success.
@@ -486,9 +525,14 @@ export class Database {
     }
   }
 
-  /** Sends the frame's BEGIN alone, once, unless it went (or is going) with a statement. */
-  private begun(frame: TransactionFrame): Promise<unknown> {
-    return (frame.state.begun ??= frame.client.query(frame.begin));
+  /**
+   * Waits for BEGIN, sending it alone, once, unless it went (or is going) with a statement; on a
+   * transaction still open before and after (assertOpen).
+   */
+  private async begun(frame: TransactionFrame): Promise<void> {
+    assertOpen(frame);
+    await (frame.state.begun ??= frame.client.query(frame.begin));
+    assertOpen(frame);
   }
 
   /**
@@ -514,13 +558,15 @@ export class Database {
     const session = `s_${name}`;
     const execute = `EXECUTE ${session}${values.length ? `(${values.map(sqlParam).join(', ')})` : ''}`;
     for (let attempt = 0; ; attempt++) {
+      assertOpen(frame); // a retry, after its transaction's fn settled: send nothing more
       const prepare = !prepared.has(session);
-      const message = `${prepare ? `PREPARE ${session} AS ${text};\n` : ''}${frame.begin};\n${execute}`;
+      const message = `${prepare ? `PREPARE ${session} AS ${text}${SEPARATOR}` : ''}${frame.begin}${SEPARATOR}${execute}`;
       try {
         const results = (await client.query(message)) as unknown as Array<{ rows: unknown[] }>;
         prepared.add(session);
         return results[results.length - 1]!.rows;
       } catch (error) {
+        if (frame.state.ended) throw error; // no healing on a connection on its way back
         const code = pgErrorCode(error);
         if (attempt === 0 && prepare && code === PgErrorCode.duplicatePreparedStatement) {
           // Kept only when it is this text: a session pooler's server connection may hold an
@@ -562,7 +608,7 @@ const PREPARED_BY_NAME = 'select statement from pg_prepared_statements where nam
  */
 function preparedAs(stored: string, session: string, text: string): boolean {
   const prepare = `PREPARE ${session} AS ${text}`;
-  return stored === prepare || stored.startsWith(`${prepare};\n`);
+  return stored === prepare || stored.startsWith(`${prepare}${SEPARATOR}`);
 }
 
 /**
@@ -589,6 +635,11 @@ function prepareUnlessPresent(session: string, prepare: string): string {
     `END IF; END`;
   if (body.includes('$prepare$')) throw new RangeError('a statement cannot contain $prepare$');
   return `DO $prepare$ ${body} $prepare$`;
+}
+
+/** Refuses to send on a transaction whose fn has settled (see the frame's `ended`). */
+function assertOpen(frame: TransactionFrame): void {
+  if (frame.state.ended) throw new TransactionClosedError();
 }
 
 function safely(callback: () => void) {

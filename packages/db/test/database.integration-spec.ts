@@ -396,6 +396,183 @@ describe('Database: ambient transactions on AsyncLocalStorage', () => {
   });
 });
 
+describe('Database: nothing reaches a connection after its transaction settles', () => {
+  let ws: { workspaceId: string; userId: string };
+  const insert = (k: string) =>
+    sql.raw(`insert into idempotency_requests (workspace_id, user_id, idempotency_key, operation, fingerprint, fingerprint_key_id, status, expires_at)
+       values ('${ws.workspaceId}', '${ws.userId}', '${k}', 'POST /s', '\\x00', 'k1', 'PROCESSING', now() + interval '2 days')`);
+  const rows = async (k: string) =>
+    (
+      await t.owner.query(`select count(*)::int as n from idempotency_requests where idempotency_key = $1`, [
+        k,
+      ])
+    ).rows[0].n as number;
+  /** What the connection of a one-connection Database is in now: idle, no workspace bound. */
+  const connection = async (db: Database) =>
+    (
+      await db.pool.query<{ idle: boolean; ws: string | null }>(
+        `select now() = statement_timestamp() as idle, nullif(current_setting('app.workspace_id', true), '') as ws`,
+      )
+    ).rows[0];
+  beforeAll(async () => {
+    ws = await seedWorkspace(t.owner);
+  });
+
+  it('a Promise.all whose other half rejects: nothing follows the ROLLBACK', async () => {
+    const db = new Database({ connectionString: t.info.appUrl, max: 1 });
+    try {
+      // Two timings: the statement is sent before fn rejects (it runs inside, and is rolled back),
+      // or it waits for BEGIN, whose answer comes after fn rejected (a slow first statement holds
+      // BEGIN's message). Either way nothing may follow the ROLLBACK onto the connection.
+      for (const slowFirst of [false, true]) {
+        const k = randomUUID();
+        let statement: Promise<unknown> | undefined;
+        const { queries } = await sentQueries(async () => {
+          await expect(
+            db.withWorkspace(ws.workspaceId, () =>
+              Promise.all([
+                slowFirst && db.prepared('settle_sleep', 'select pg_sleep($1::float8) as slept', [0.2]),
+                // Promise.resolve: a Drizzle query runs again at every then(); this runs it once.
+                (statement = Promise.resolve(db.executor.execute(insert(k)))),
+                new Promise((_, reject) => setTimeout(() => reject(new Error('validation failed')), 50)),
+              ]),
+            ),
+          ).rejects.toThrow('validation failed');
+          await statement!.catch(() => undefined);
+          await new Promise((r) => setTimeout(r, 250)); // whatever was on its way has arrived
+        });
+        expect(queries.at(-1)).toBe('ROLLBACK');
+        if (slowFirst) {
+          await expect(statement).rejects.toMatchObject({ cause: expect.any(TransactionClosedError) });
+        }
+        expect(await rows(k)).toBe(0);
+        expect(await connection(db)).toEqual({ idle: true, ws: null });
+      }
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('a lazy Drizzle query awaited after its transaction: refused, nothing sent', async () => {
+    const db = new Database({ connectionString: t.info.appUrl, max: 1 });
+    try {
+      const k = randomUUID();
+      // Drizzle builds queries lazily: this one sends nothing until awaited.
+      const built = await db.withWorkspace(ws.workspaceId, async () => ({
+        query: db.executor.execute(insert(k)),
+      }));
+      const { result, queries } = await sentQueries(() => Promise.allSettled([built.query]));
+      expect(result[0]).toMatchObject({
+        status: 'rejected',
+        reason: { cause: expect.any(TransactionClosedError) },
+      });
+      expect(queries).toEqual([]);
+      expect(await rows(k)).toBe(0);
+      expect(await connection(db)).toEqual({ idle: true, ws: null });
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("a first statement's heal (42P05) that ends after the rejection: no transaction left open", async () => {
+    const db = new Database({ connectionString: t.info.appUrl, max: 1 });
+    try {
+      // Held under the name without the Database knowing: its PREPARE fails (42P05), then heals.
+      await db.pool.query('PREPARE s_settle_probe AS select $1::int + 1 as n');
+      let first: Promise<unknown> | undefined;
+      await expect(
+        db.withWorkspace(ws.workspaceId, () =>
+          Promise.all([
+            (first = db.prepared('settle_probe', 'select $1::int + 1 as n', [1])),
+            Promise.reject(new Error('validation failed')),
+          ]),
+        ),
+      ).rejects.toThrow('validation failed');
+      await first!.catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 50)); // anything still on its way has arrived
+      expect(await connection(db)).toEqual({ idle: true, ws: null });
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('a hot statement queued for COMMIT after fn returned is refused, not silently dropped', async () => {
+    const db = new Database({ connectionString: t.info.appUrl, max: 1 });
+    try {
+      const k = randomUUID();
+      let queued: Promise<boolean> | undefined;
+      await db.withWorkspace(ws.workspaceId, async () => {
+        // not awaited: its first use prepares in a round trip, and fn has returned by then
+        queued = db.tryExecutePreparedAtCommitInWorkspace(
+          ws.workspaceId,
+          'settle_insert',
+          `insert into idempotency_requests (workspace_id, user_id, idempotency_key, operation, fingerprint, fingerprint_key_id, status, expires_at)
+             values ($1, $2, $3, 'POST /s', '\\x00', 'k1', 'PROCESSING', now() + interval '2 days')`,
+          [ws.workspaceId, ws.userId, k],
+        );
+      });
+      await expect(queued).rejects.toBeInstanceOf(TransactionClosedError);
+      expect(await rows(k)).toBe(0);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('a statement ending in a -- comment stays one statement: at COMMIT and as a first statement', async () => {
+    const db = new Database({ connectionString: t.info.appUrl, max: 1 });
+    try {
+      const k = randomUUID();
+      await db.withWorkspace(ws.workspaceId, async () => {
+        db.executeAtCommit(
+          sqlText`insert into idempotency_requests (workspace_id, user_id, idempotency_key, operation, fingerprint, fingerprint_key_id, status, expires_at)
+             values (${sqlUuid(ws.workspaceId)}, ${sqlUuid(ws.userId)}, ${sqlUuid(k)}, 'POST /s', '\\x00', 'k1', 'PROCESSING', now() + interval '2 days') -- the record, with the commit`,
+        );
+      });
+      expect(await rows(k)).toBe(1);
+      expect(await connection(db)).toEqual({ idle: true, ws: null });
+
+      const rolledBack = randomUUID();
+      await expect(
+        db.withWorkspace(ws.workspaceId, async () => {
+          await db.prepared('comment_probe', 'select $1::int as n -- one', [5]);
+          await db.executor.execute(insert(rolledBack));
+          throw new Error('fail the transaction');
+        }),
+      ).rejects.toThrow('fail the transaction');
+      expect(await rows(rolledBack)).toBe(0); // it ran inside the transaction, rolled back
+      expect(await connection(db)).toEqual({ idle: true, ws: null });
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('concurrent bindings inside an unbound transaction: the same workspace shares one, another is refused', async () => {
+    const other = randomUUID();
+    const bound = () =>
+      t.db.executor
+        .execute<{ v: string }>(sql`select current_setting('app.workspace_id', true) as v`)
+        .then((r) => r.rows[0]!.v);
+    const seen = await t.db.transaction(async () => {
+      const both = await Promise.all([
+        t.db.withWorkspace(ws.workspaceId, async () => [await bound(), await bound(), await bound()]),
+        t.db.withWorkspace(ws.workspaceId, async () => [await bound()]),
+      ]);
+      const refused = await Promise.allSettled([
+        t.db.withWorkspace(ws.workspaceId, async () => [await bound(), await bound()]),
+        t.db.withWorkspace(other, () => bound()),
+      ]);
+      return { both, refused, after: await bound() };
+    });
+    expect(seen.both).toEqual([[ws.workspaceId, ws.workspaceId, ws.workspaceId], [ws.workspaceId]]);
+    expect(seen.refused[0]).toEqual({ status: 'fulfilled', value: [ws.workspaceId, ws.workspaceId] });
+    expect(seen.refused[1]).toMatchObject({
+      status: 'rejected',
+      reason: expect.any(WorkspaceContextConflictError),
+    });
+    expect(seen.after).toBe(''); // unbound once the last one left
+  });
+});
+
 describe('Database: BEGIN travels with the first statement', () => {
   let ws: { workspaceId: string; userId: string };
   const count = `select count(*)::int as n from idempotency_requests where idempotency_key = $1`;
@@ -476,7 +653,7 @@ describe('Database: BEGIN travels with the first statement', () => {
       );
       // the binding and the settings in one statement
       expect(one.queries[0]).toContain(
-        `;\nBEGIN; SELECT set_config('app.workspace_id', '${ws.workspaceId}', true), set_config('lock_timeout', '1234', true);\n`,
+        `;\nBEGIN; SELECT set_config('app.workspace_id', '${ws.workspaceId}', true), set_config('lock_timeout', '1234', true)\n;\n`,
       );
       const two = await sentQueries(probe);
       expect(two.queries[0]).toMatch(/^BEGIN; [\s\S]*;\nEXECUTE s_begin_probe\(/); // prepared already
@@ -535,13 +712,13 @@ describe('Database: BEGIN travels with the first statement', () => {
     expect(stale.n).toBe(42);
     expect(prepares(stale.queries)).toHaveLength(2);
     expect(stale.queries).toContain('DEALLOCATE s_stale_probe');
-    expect(stale.stored).toMatch(/^PREPARE s_stale_probe AS select \$1::int \+ 1 as n;\nBEGIN/);
+    expect(stale.stored).toMatch(/^PREPARE s_stale_probe AS select \$1::int \+ 1 as n\n;\nBEGIN/);
 
     // Its own, whichever way it was prepared (pg_prepared_statements holds the whole message):
     // kept, its failed PREPARE the only one.
     for (const own of [
       `PREPARE s_stale_probe AS ${text}`,
-      `PREPARE s_stale_probe AS ${text};\nBEGIN;\nEXECUTE s_stale_probe(1)`,
+      `PREPARE s_stale_probe AS ${text}\n;\nBEGIN\n;\nEXECUTE s_stale_probe(1)`,
     ]) {
       const kept = await firstUseAfter(own);
       expect(kept.n).toBe(42);
@@ -608,7 +785,7 @@ describe('Database: BEGIN travels with the first statement', () => {
         expect(one.queries).toEqual([
           expect.stringMatching(/^DO \$prepare\$ /),
           expect.stringMatching(
-            /^BEGIN; SELECT set_config[\s\S]*;\nEXECUTE s_commit_probe\([\s\S]*\);\nCOMMIT$/,
+            /^BEGIN; SELECT set_config[\s\S]*;\nEXECUTE s_commit_probe\([\s\S]*\)\n;\nCOMMIT$/,
           ),
         ]);
         const two = await sentQueries(() => insertAt(db, k2));
@@ -720,7 +897,7 @@ describe('Database: BEGIN travels with the first statement', () => {
       const twoTrips = [
         'select statement from pg_prepared_statements where name = $1',
         `PREPARE s_commit_probe AS ${insertText}`,
-        expect.stringMatching(/^BEGIN; [\s\S]*;\nEXECUTE s_commit_probe\([\s\S]*\);\nCOMMIT$/),
+        expect.stringMatching(/^BEGIN; [\s\S]*;\nEXECUTE s_commit_probe\([\s\S]*\)\n;\nCOMMIT$/),
       ];
       try {
         await admin.query('REVOKE USAGE ON LANGUAGE plpgsql FROM PUBLIC');

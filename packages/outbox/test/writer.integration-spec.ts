@@ -136,7 +136,7 @@ describe('OutboxWriter', () => {
         expect(c).toMatch(/\nINSERT INTO outbox_events[\s\S]*"it''s"[\s\S]*;\nCOMMIT$/);
       expect(queries.some((q) => /^(PREPARE|DO \$prepare\$)/.test(q))).toBe(false);
     } else {
-      for (const c of commits) expect(c).toMatch(/;\nEXECUTE s_outbox_insert_event\([\s\S]*\);\nCOMMIT$/);
+      for (const c of commits) expect(c).toMatch(/;\nEXECUTE s_outbox_insert_event\([\s\S]*\)\n;\nCOMMIT$/);
       // The text goes only in a connection's one-time PREPARE, never in a transaction's messages.
       const texts = queries.filter((q) => q.includes('INSERT INTO outbox_events'));
       expect(texts).toEqual([

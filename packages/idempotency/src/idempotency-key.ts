@@ -20,12 +20,19 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
   return value.toLowerCase();
 }
 
-/** METHOD + normalised actual path: query string dropped, duplicate and trailing slashes removed. */
+/**
+ * METHOD + normalised actual path: query string dropped, duplicate and trailing slashes removed,
+ * UUID segments lowercased (one id, however it is spelled). Nothing else is lowercased: routes and
+ * other parameters (a feature id) are case-sensitive, so another spelling is another request.
+ */
 export function idempotencyOperation(method: string, url: string): string {
   const path = url
     .split('?')[0]!
     .split('#')[0]!
     .replace(/\/{2,}/g, '/')
-    .replace(/(.)\/$/, '$1');
-  return `${method.toUpperCase()} ${path.toLowerCase()}`;
+    .replace(/(.)\/$/, '$1')
+    .split('/')
+    .map((segment) => (UUID_RE.test(segment) ? segment.toLowerCase() : segment))
+    .join('/');
+  return `${method.toUpperCase()} ${path}`;
 }

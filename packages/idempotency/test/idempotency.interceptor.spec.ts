@@ -100,6 +100,15 @@ describe('IdempotencyInterceptor', () => {
     expect(digest('"2"')).not.toBe(digest('"1"'));
     expect(digest('W/"1"')).not.toBe(digest('"1"')); // a weak tag alone matches nothing
     expect(digest('W/"1"')).not.toBe(digest('')); // ...and is not the same as no condition
+    // A blank If-Match is no condition, as the handlers read it: the same request as none.
+    const none = (() => {
+      const { ctx, request } = context('optional', {});
+      interceptor.intercept(ctx, handler('x'));
+      return (request[IDEMPOTENCY_REQUEST_FIELD] as IdempotentRequestContext).fingerprint
+        .current()
+        .digest.toString('hex');
+    })();
+    expect(new Set(['', ' ', ' , '].map(digest))).toEqual(new Set([none]));
     expect(canonicalHeader('if-match', ' "2",W/"3" , "1", "2" ')).toBe('"1", "2", W/"3"');
     expect(canonicalHeader('if-match', ' * ')).toBe('*');
     expect(canonicalHeader('if-none-match', ' W/"3", "1" ')).toBe('W/"3", "1"');

@@ -150,6 +150,23 @@ describe('records kernel: product drafts', () => {
     expect((await audit(draft.id)).map((a) => a.action)).toContain('FEATURE_NORMALIZE_TEXT_SUCCEEDED');
   });
 
+  it('a key reused on the feature id spelled otherwise is another request, never a replay', async () => {
+    const draft = await create('  Spaced    out   title ');
+    const key = randomUUID();
+    const run = (feature: string) =>
+      alice.client.post<Execution>(
+        `${drafts()}/${draft.id}/features/${feature}/executions`,
+        {},
+        { headers: { 'if-match': '"1"', 'idempotency-key': key } },
+      );
+    expect((await run('normalize-text')).status).toBe(201);
+    // Feature ids are case-sensitive: without that key this is a 404, so it is no replay of the 201.
+    const other = await run('NORMALIZE-TEXT');
+    expect(other.status).toBe(409);
+    expect(other.body).toMatchObject({ code: 'IDEMPOTENCY_SCOPE_CONFLICT' });
+    expect(other.headers.get('idempotent-replayed')).toBeNull();
+  });
+
   it('a feature that declares a direct external call fails closed as blocked_external', async () => {
     const draft = await create('External');
     const key = randomUUID();

@@ -15,7 +15,11 @@ export interface StoredIdempotencyRecord {
   status: 'PROCESSING' | 'SUCCEEDED';
   responseStatus: number | null;
   responseEnvelope: unknown;
-  expiresAt: Date;
+  /**
+   * How long it had left when the statement arrived, by the database's clock: what a process
+   * whose clock differs can count down (an absolute time would be off by the difference).
+   */
+  expiresInMs: number;
   expired: boolean;
 }
 
@@ -59,13 +63,14 @@ export class IdempotencyRepository {
       status: 'PROCESSING' | 'SUCCEEDED' | null;
       response_status: number | null;
       response_envelope: unknown;
-      expires_at: Date | null;
+      expires_in_ms: number | null;
       expired: boolean | null;
     }>(
       'idempotency_find_or_reserve',
       `with existing as (
          select operation, fingerprint, fingerprint_key_id, status, response_status, response_envelope,
-                expires_at, expires_at <= now() as expired
+                (extract(epoch from expires_at - statement_timestamp()) * 1000)::float8 as expires_in_ms,
+                expires_at <= now() as expired
            from idempotency_requests
           where workspace_id = $1 and user_id = $2 and idempotency_key = $3
        ), reservation as (
@@ -92,7 +97,7 @@ export class IdempotencyRepository {
         status: row.status,
         responseStatus: row.response_status,
         responseEnvelope: row.response_envelope,
-        expiresAt: new Date(row.expires_at!),
+        expiresInMs: row.expires_in_ms!,
         expired: row.expired === true,
       },
     };

@@ -187,7 +187,7 @@ export class IdempotencyService {
             );
             continue;
           }
-          if (found.existing) return this.replay(found.existing, input, id);
+          if (found.existing) return this.replay(found.existing, input, id, started);
           if (!found.reserved) continue; // a concurrent leader committed while we waited: read it
           await this.hooks.afterReserve?.(input.operation);
           const prepared = await input.prepare();
@@ -224,6 +224,8 @@ export class IdempotencyService {
     record: StoredIdempotencyRecord,
     input: RunPreparedInput<P, R>,
     id: string,
+    /** Date.now() before the record was read: the cache entry's clock starts no later. */
+    readAt: number,
   ): Promise<IdempotentOutcome<R>> {
     this.checkScope(record.operation, record.fingerprintKeyId, record.fingerprint, input);
     // A committed PROCESSING row cannot come from this engine (it commits SUCCEEDED or nothing).
@@ -248,7 +250,9 @@ export class IdempotencyService {
       policy: envelope.policy,
       status: record.responseStatus,
       result,
-      expiresAt: record.expiresAt.getTime(),
+      // By this process's clock, never past the database's expiry: another process may run the
+      // key again from then on.
+      expiresAt: readAt + record.expiresInMs,
     });
     this.observe('hit');
     return { result, status: record.responseStatus, replayed: true };

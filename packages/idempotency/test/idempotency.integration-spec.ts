@@ -180,6 +180,29 @@ describe('IdempotencyService.runPrepared against PostgreSQL', () => {
     ).rejects.toBeInstanceOf(IdempotencyScopeConflictError);
   });
 
+  it("the replay cache lets go when the database's clock expires the record, whatever this process's says", async () => {
+    const { service } = newService();
+    const key = randomUUID();
+    await service.runPrepared(input(key, 'skewed'));
+    await t.owner.query(
+      `update idempotency_requests set created_at = now() - interval '47 hours', expires_at = now() + interval '1 second'
+        where idempotency_key = $1`,
+      [key],
+    );
+    // This process's clock runs a minute behind the database's.
+    const realNow = Date.now.bind(Date);
+    const lagging = jest.spyOn(Date, 'now').mockImplementation(() => realNow() - 60_000);
+    try {
+      expect((await service.runPrepared(input(key, 'skewed'))).replayed).toBe(true); // fills the cache
+      await new Promise((r) => setTimeout(r, 1200)); // expired, by the database's clock
+      // Another process would run the key again now: so must this one, not replay from memory.
+      expect((await service.runPrepared(input(key, 'skewed'))).replayed).toBe(false);
+      expect(await widgetCount('skewed')).toBe(2);
+    } finally {
+      lagging.mockRestore();
+    }
+  });
+
   it('same key with another body → KEY_REUSED; on another operation → SCOPE_CONFLICT', async () => {
     const { service } = newService({ replayCacheSize: 0 });
     const key = randomUUID();

@@ -75,7 +75,9 @@ export function sqlJsonb(value: unknown): SqlText {
  * A parameter value as an untyped literal, for `EXECUTE name(…)` of a statement prepared with
  * `$n` parameters (PostgreSQL casts each literal to the parameter's type): a string escaped as
  * `sqlLiteral`, a finite number, a boolean, null, a Buffer as bytea hex, a Date exact to the
- * millisecond. Anything else is refused.
+ * millisecond. Anything else is refused. A number goes quoted, as the text a parameter would
+ * carry: a bare `2.5` is numeric, which EXECUTE would round into an integer parameter, where the
+ * parameter itself is refused.
  */
 export function sqlParam(value: string | number | boolean | Buffer | Date | null): SqlText {
   if (value === null) return 'NULL' as SqlText;
@@ -83,7 +85,7 @@ export function sqlParam(value: string | number | boolean | Buffer | Date | null
   if (typeof value === 'boolean') return (value ? 'true' : 'false') as SqlText;
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw new RangeError(`expected a finite number, got ${value}`);
-    return (value < 0 ? `(${value})` : String(value)) as SqlText;
+    return `'${value}'` as SqlText;
   }
   if (Buffer.isBuffer(value)) return sqlLiteral(`\\x${value.toString('hex')}`);
   if (value instanceof Date) return `'${value.toISOString()}'` as SqlText;

@@ -76,8 +76,19 @@ describe('SqlText against the server', () => {
       );
       const { rows } = await client.query(`EXECUTE sql_param_probe(${values.map(sqlParam).join(', ')})`);
       expect(Object.values(rows[0] as object)).toEqual([...values]);
+      // A number that is no integer is refused by an integer parameter, as the parameter itself
+      // is, never rounded into it.
+      await client.query('PREPARE sql_param_probe_int AS SELECT $1::int AS n');
+      const outcome = (query: Promise<{ rows: unknown[] }>) =>
+        query.then(
+          (r) => r.rows[0],
+          (e: { code?: string }) => e.code,
+        );
+      expect(await outcome(client.query('SELECT $1::int AS n', [2.5]))).toBe('22P02');
+      expect(await outcome(client.query(`EXECUTE sql_param_probe_int(${sqlParam(2.5)})`))).toBe('22P02');
+      expect(await outcome(client.query(`EXECUTE sql_param_probe_int(${sqlParam(-7)})`))).toEqual({ n: -7 });
     } finally {
-      await client.query('DEALLOCATE sql_param_probe');
+      await client.query('DEALLOCATE ALL');
       client.release();
     }
   });

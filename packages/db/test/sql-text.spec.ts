@@ -47,8 +47,8 @@ describe('SqlText: escaped SQL for the simple-protocol paths', () => {
 
   it('parameter values: escaped strings, finite numbers, booleans, null, bytea hex, instants', () => {
     expect(sqlParam("it's")).toBe("'it''s'");
-    expect(sqlParam(-3)).toBe('(-3)');
-    expect(sqlParam(1.5)).toBe('1.5');
+    expect(sqlParam(-3)).toBe("'-3'");
+    expect(sqlParam(1.5)).toBe("'1.5'");
     expect(sqlParam(false)).toBe('false');
     expect(sqlParam(null)).toBe('NULL');
     expect(sqlParam(Buffer.from([0, 255]))).toBe(" E'\\\\x00ff'");

@@ -262,7 +262,10 @@ export class Database {
     binding.users++;
     let failed = false;
     try {
-      await (binding.bound ??= frame.tx.execute(sql`select set_config('app.workspace_id', ${id}, true)`));
+      // Promise.resolve: a Drizzle query runs again at every then(); the binding is sent once.
+      await (binding.bound ??= Promise.resolve(
+        frame.tx.execute(sql`select set_config('app.workspace_id', ${id}, true)`),
+      ));
       return await this.storage.run({ ...frame, workspaceId: id }, fn);
     } catch (error) {
       failed = true;

@@ -1,6 +1,8 @@
 import { IdempotencyKeyInvalidError } from './errors';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A path segment that is a UUID. */
+const UUID_SEGMENT_RE = /(?<=\/)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?=\/|$)/gi;
 
 /**
  * Parses the Idempotency-Key header: a UUID, bare or as an RFC 8941 sf-string (`"…"`, the form
@@ -30,9 +32,8 @@ export function idempotencyOperation(method: string, url: string): string {
     .split('?')[0]!
     .split('#')[0]!
     .replace(/\/{2,}/g, '/')
-    .replace(/(.)\/$/, '$1')
-    .split('/')
-    .map((segment) => (UUID_RE.test(segment) ? segment.toLowerCase() : segment))
-    .join('/');
-  return `${method.toUpperCase()} ${path}`;
+    .replace(/(.)\/$/, '$1');
+  // Most paths have no upper-case letter at all: nothing to look for then (every keyed request).
+  const normal = /[A-F]/.test(path) ? path.replace(UUID_SEGMENT_RE, (id) => id.toLowerCase()) : path;
+  return `${method.toUpperCase()} ${normal}`;
 }

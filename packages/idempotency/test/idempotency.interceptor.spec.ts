@@ -108,7 +108,7 @@ describe('IdempotencyInterceptor', () => {
         .current()
         .digest.toString('hex');
     })();
-    expect(new Set(['', ' ', ' , '].map(digest))).toEqual(new Set([none]));
+    expect(new Set(['', ' ', '\t'].map(digest))).toEqual(new Set([none]));
     expect(canonicalHeader('if-match', ' "2",W/"3" , "1", "2" ')).toBe('"1", "2", W/"3"');
     expect(canonicalHeader('if-match', ' * ')).toBe('*');
     expect(canonicalHeader('if-none-match', ' W/"3", "1" ')).toBe('W/"3", "1"');

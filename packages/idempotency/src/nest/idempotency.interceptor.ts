@@ -36,18 +36,18 @@ interface HttpReplyLike {
  * One spelling per meaning, so a retry that writes a header differently is the same request.
  * If-Match (RFC 9110 §13.1.1) is a set: elements are trimmed, duplicates removed and the rest
  * sorted, so `"7", "1"` and `"1","7"` are one condition. Weak tags stay (they match nothing, but
- * `W/"1"` alone is not the same request as no If-Match at all). A list with no element is no
- * header (RFC 9110 §5.6.1), as the handlers read it. If-None-Match and other headers are only
- * trimmed.
+ * `W/"1"` alone is not the same request as no If-Match at all). A blank one is no header, as the
+ * handlers read it (a list of commas only is a 400 there, never cached). If-None-Match and other
+ * headers are only trimmed.
  */
 export function canonicalHeader(name: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (name !== 'if-match' && name !== 'if-none-match') return value.trim();
+  if (value.trim() === '') return undefined;
   const tags = value
     .split(',')
     .map((tag) => tag.trim())
     .filter((tag) => tag !== '');
-  if (!tags.length) return undefined;
   if (name === 'if-none-match') return tags.join(', ');
   return [...new Set(tags)].sort().join(', ');
 }

@@ -4,10 +4,12 @@ import {
   decodeKeyCursor,
   decodeRevisionCursor,
   encodeCursor,
+  encodeKeyCursor,
   encodeRevisionCursor,
   toPageBy,
 } from '../src/common/page-cursor';
 import { ValidationFailedError } from '../src/common/domain-errors';
+import { pageQuerySchema } from '../src/common/page-query';
 
 const crafted = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
@@ -38,6 +40,16 @@ describe('list cursors', () => {
     ['no object at all', 'x'],
   ])('refuses %s with VALIDATION_FAILED', (_, value) => {
     expect(() => decodeCursor(crafted(value))).toThrow(ValidationFailedError);
+  });
+
+  it('every key cursor the API hands out is one a list query accepts back', () => {
+    // Platform product ids reach 200 units; JSON escapes control characters to six bytes, and a
+    // CJK character takes three bytes of UTF-8.
+    for (const key of ['p'.repeat(200), '\u0001'.repeat(200), '商'.repeat(200), '😀'.repeat(100)]) {
+      const cursor = encodeKeyCursor(key);
+      expect(pageQuerySchema.safeParse({ cursor }).success).toBe(true);
+      expect(decodeKeyCursor(cursor)).toBe(key);
+    }
   });
 
   it('a key cursor holding a NUL (which PostgreSQL text refuses) is a 422', () => {

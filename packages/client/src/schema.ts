@@ -1708,7 +1708,11 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody?: never;
+    requestBody?: {
+      content: {
+        'application/json': Record<string, unknown>;
+      };
+    };
     responses: {
       /** @description Done (no body) */
       204: {
@@ -2191,7 +2195,11 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    requestBody?: {
+      content: {
+        'application/json': Record<string, unknown>;
+      };
+    };
     responses: {
       /** @description Success */
       200: {
@@ -2340,7 +2348,11 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    requestBody?: {
+      content: {
+        'application/json': Record<string, unknown>;
+      };
+    };
     responses: {
       /** @description Done (no body) */
       204: {
@@ -3479,7 +3491,11 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    requestBody?: {
+      content: {
+        'application/json': Record<string, unknown>;
+      };
+    };
     responses: {
       /** @description Done (no body) */
       204: {
@@ -5930,7 +5946,7 @@ export interface operations {
       path: {
         workspaceId: string;
         draftId: string;
-        featureId: string;
+        featureId: 'normalize-text' | 'publish-direct';
       };
       cookie?: never;
     };
@@ -6665,7 +6681,11 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    requestBody?: {
+      content: {
+        'application/json': Record<string, unknown>;
+      };
+    };
     responses: {
       /** @description Accepted: the work continues asynchronously; poll the operation at Location */
       202: {
@@ -7906,7 +7926,11 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    requestBody?: {
+      content: {
+        'application/json': Record<string, unknown>;
+      };
+    };
     responses: {
       /** @description Accepted: the work continues asynchronously; poll the operation at Location */
       202: {

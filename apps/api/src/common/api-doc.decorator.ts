@@ -32,6 +32,11 @@ export interface ApiDocOptions<S extends z.ZodType = z.ZodType> {
   upload?: { contentTypes: string[] };
   /** Further problem codes this route can answer (each must be in src/error-codes.ts's catalogue). */
   problems?: string[];
+  /**
+   * A path parameter that is not what its name implies (`…Id` is a UUID, `revision` an integer,
+   * others any string): its schema, e.g. the names a feature id can take.
+   */
+  pathParams?: Record<string, z.ZodType>;
 }
 
 /** What a handler documented with `response: S` may return: the body, bare or as a replayable answer. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { useTestDatabase } from '@listing/testing';
 import { FAILURE_CODES } from '../../src/failure-codes';
+import { PRODUCT_DRAFT_FEATURES } from '../../src/modules/product-drafts/product-draft.features';
 import { registerUser, type RegisteredUser } from '../support/api-client';
 import { startApi, type InProcessApi } from '../support/in-process-api';
 import { OpenApiContract } from '../support/openapi-contract';
@@ -14,7 +15,10 @@ const t = useTestDatabase();
 
 type Json = Record<string, unknown>;
 interface Document {
-  paths: Record<string, Record<string, { requestBody?: Json; responses: Record<string, Json> }>>;
+  paths: Record<
+    string,
+    Record<string, { requestBody?: Json; responses: Record<string, Json>; parameters?: Json[] }>
+  >;
   components: { schemas: Record<string, Json> };
 }
 
@@ -46,6 +50,18 @@ describe('the OpenAPI contract', () => {
       'POST /v1/workspaces/{workspaceId}/media 201: no Location header',
       'GET /v1/workspaces/{workspaceId}/stores/{storeId} 200: bare schema {"type":"object"}',
     ]);
+  });
+
+  it('declares each path parameter as the route reads it: ids as UUIDs, a feature id by name', () => {
+    const run =
+      doc.paths['/v1/workspaces/{workspaceId}/product-drafts/{draftId}/features/{featureId}/executions']!;
+    const schemaOf = (name: string) => run.post!.parameters!.find((p) => p.name === name)?.schema;
+    expect(schemaOf('draftId')).toEqual({ type: 'string', format: 'uuid' });
+    // Not a UUID: a client validating formats would refuse every real call.
+    expect(schemaOf('featureId')).toEqual({
+      type: 'string',
+      enum: Object.keys(PRODUCT_DRAFT_FEATURES),
+    });
   });
 
   it('states every failure code an operation can end with, as one enum with a description each', () => {
@@ -152,5 +168,38 @@ describe('the OpenAPI contract', () => {
     }
     expect(answers).toEqual([]);
     expect(await records()).toBe(before);
+  });
+
+  // Last: without its check, a route that ignored the body would run (logout would end the session).
+  it('refuses a field it does not know in any JSON body with 422, on every write route', async () => {
+    const answers: string[] = [];
+    let routes = 0;
+    for (const [template, operations] of Object.entries(doc.paths)) {
+      for (const method of Object.keys(operations).filter((m) =>
+        ['post', 'put', 'patch', 'delete'].includes(m),
+      )) {
+        const content = operations[method]!.requestBody?.content as Json | undefined;
+        if (content !== undefined && !content['application/json']) continue; // bytes, not JSON
+        routes++;
+        const path = template.replace(/\{(\w+)\}/g, (_, name: string) =>
+          name === 'workspaceId' ? alice.workspaceId : name === 'revision' ? '1' : randomUUID(),
+        );
+        const res = await fetch(`${api.url}${path}`, {
+          method: method.toUpperCase(),
+          headers: {
+            authorization: `Bearer ${alice.accessToken}`,
+            'content-type': 'application/json',
+            'idempotency-key': randomUUID(),
+            'if-match': '"1"',
+          },
+          body: '{"surelyNotAField":1}',
+        });
+        const body = (await res.json().catch(() => ({}))) as { code?: string };
+        if (res.status !== 422 || body.code !== 'VALIDATION_FAILED')
+          answers.push(`${method.toUpperCase()} ${template} → ${res.status} ${body.code}`);
+      }
+    }
+    expect(routes).toBeGreaterThan(20);
+    expect(answers).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { Body, Controller, HttpCode, Post, Res, UseGuards } from '@nestjs/common';
 import type { z } from 'zod';
 import { Auth, type AuthContext } from '../../common/request-context';
+import { emptyBodySchema } from '../../common/empty-body';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { ApiDoc } from '../../common/api-doc.decorator';
 import type { LocationReply } from '../../common/accepted-response';
@@ -61,7 +62,10 @@ export class AuthController {
   @HttpCode(204)
   @UseGuards(AuthGuard)
   @ApiDoc({ summary: "End the caller's session: its access and refresh tokens stop working" })
-  async logout(@Auth() auth: AuthContext): Promise<void> {
+  async logout(
+    @Auth() auth: AuthContext,
+    @Body(new ZodValidationPipe(emptyBodySchema)) _body: unknown,
+  ): Promise<void> {
     await this.auth.logout(auth.sessionId);
   }
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { idSchema } from '../../common/id-schema';
+import { PRODUCT_DRAFT_FEATURES } from './product-draft.features';
 
 /** The payload of a product draft. Strict: unknown fields are a 422, never silently dropped. */
 export const draftDataSchema = z.strictObject({
@@ -33,6 +34,11 @@ export const draftPatchSchema = draftDataSchema
 export type DraftPatch = z.infer<typeof draftPatchSchema>;
 
 export const featureExecutionSchema = z.strictObject({}).optional();
+
+/** The features a draft has (the path's `featureId`; another one is a 404 FEATURE_NOT_FOUND). */
+export const productDraftFeatureIdSchema = z.enum(
+  Object.keys(PRODUCT_DRAFT_FEATURES) as [string, ...string[]],
+);
 
 export const listQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).default(20),

@@ -30,6 +30,7 @@ import {
   draftPatchSchema,
   featureExecutionSchema,
   listQuerySchema,
+  productDraftFeatureIdSchema,
   type DraftData,
   type DraftPatch,
 } from './product-draft.dto';
@@ -106,6 +107,7 @@ export class ProductDraftsController {
     etag: true,
     problems: ['FEATURE_NOT_FOUND'],
     response: productDraftFeatureResultSchema,
+    pathParams: { featureId: productDraftFeatureIdSchema },
   })
   async executeFeature(
     @WorkspaceAuth() auth: WorkspaceAuthContext,

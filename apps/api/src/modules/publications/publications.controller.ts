@@ -3,6 +3,7 @@ import { Idempotent, IdempotencyRequest, type IdempotentRequestContext } from '@
 import { acceptedResponse, type LocationReply } from '../../common/accepted-response';
 import { ParseIdPipe } from '../../common/http-params';
 import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
+import { emptyBodySchema } from '../../common/empty-body';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { ApiDoc } from '../../common/api-doc.decorator';
 import { AuthGuard } from '../auth/auth.guard';
@@ -52,6 +53,7 @@ export class PublicationsController {
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
     @Param('publicationId', new ParseIdPipe('publication')) id: string,
+    @Body(new ZodValidationPipe(emptyBodySchema)) _body: unknown,
     @Res({ passthrough: true }) reply: LocationReply,
   ) {
     const outcome = await this.publications.retry(auth, idem, id);

@@ -3,6 +3,7 @@ import { Idempotent, IdempotencyRequest, type IdempotentRequestContext } from '@
 import { acceptedResponse, type LocationReply } from '../../common/accepted-response';
 import { ParseIdPipe } from '../../common/http-params';
 import { WorkspaceAuth, type WorkspaceAuthContext } from '../../common/request-context';
+import { emptyBodySchema } from '../../common/empty-body';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { AuthGuard } from '../auth/auth.guard';
 import { RateLimit, RateLimitGuard } from '../auth/rate-limit.guard';
@@ -92,6 +93,7 @@ export class StoresController {
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @IdempotencyRequest() idem: IdempotentRequestContext,
     @Param('storeId', new ParseIdPipe('store')) storeId: string,
+    @Body(new ZodValidationPipe(emptyBodySchema)) _body: unknown,
     @Res({ passthrough: true }) reply: LocationReply,
   ) {
     const outcome = await this.stores.checkCredentials(auth, idem, storeId);

@@ -15,6 +15,7 @@ import {
 import { InvitationNotFoundError } from './workspaces.errors';
 import { ParseIdPipe } from '../../common/http-params';
 import { pageQuerySchema, type PageQuery } from '../../common/page-query';
+import { emptyBodySchema } from '../../common/empty-body';
 import { ZodValidationPipe } from '../../common/zod-validation.pipe';
 import { ApiDoc } from '../../common/api-doc.decorator';
 import type { LocationReply } from '../../common/accepted-response';
@@ -139,6 +140,7 @@ export class WorkspacesController {
   async withdraw(
     @WorkspaceAuth() auth: WorkspaceAuthContext,
     @Param('invitationId', new ParseIdPipe(() => new InvitationNotFoundError())) id: string,
+    @Body(new ZodValidationPipe(emptyBodySchema)) _body: unknown,
   ) {
     await this.workspaces.withdraw(auth, id);
   }
@@ -167,6 +169,7 @@ export class InvitationsController {
   accept(
     @Auth() auth: AuthContext,
     @Param('invitationId', new ParseIdPipe(() => new InvitationNotFoundError())) id: string,
+    @Body(new ZodValidationPipe(emptyBodySchema)) _body: unknown,
   ) {
     return this.workspaces.accept(auth, id);
   }
@@ -177,6 +180,7 @@ export class InvitationsController {
   async decline(
     @Auth() auth: AuthContext,
     @Param('invitationId', new ParseIdPipe(() => new InvitationNotFoundError())) id: string,
+    @Body(new ZodValidationPipe(emptyBodySchema)) _body: unknown,
   ) {
     await this.workspaces.decline(auth, id);
   }

@@ -313,16 +313,18 @@ function operationOf(r: RouteFacts): JsonObject {
   if (r.path.startsWith('/v1/')) for (const c of ['SERVICE_UNAVAILABLE', 'INTEGRITY_VIOLATION']) codes.add(c);
 
   for (const [, param] of r.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)) {
-    const isId = /Id$/.test(param!);
+    const declared = r.doc.pathParams?.[param!];
     parameters.push({
       name: param,
       in: 'path',
       required: true,
-      schema: isId
-        ? { type: 'string', format: 'uuid' }
-        : param === 'revision'
-          ? { type: 'integer', minimum: 1 }
-          : { type: 'string' },
+      schema: declared
+        ? jsonSchema(declared, 'input')
+        : /Id$/.test(param!)
+          ? { type: 'string', format: 'uuid' }
+          : param === 'revision'
+            ? { type: 'integer', minimum: 1 }
+            : { type: 'string' },
     });
     codes.add(param === 'workspaceId' ? 'WORKSPACE_NOT_FOUND' : 'RESOURCE_NOT_FOUND');
   }

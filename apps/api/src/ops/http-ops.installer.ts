@@ -47,8 +47,7 @@ export async function installHttpOps(
   const metrics = app.get(ApiMetrics);
   const lifecycle = app.get(ApiLifecycle);
 
-  fastify.addHook('onRequest', async (request, reply) => {
-    void reply.header('x-request-id', request.id);
+  fastify.addHook('onRequest', async (_request, reply) => {
     // A request on a kept-alive connection after the listener began to close (Fastify's own
     // 503 for it is plain JSON; return503OnClosing is off in app.factory.ts): retry elsewhere.
     if (lifecycle.closing) {
@@ -61,7 +60,10 @@ export async function installHttpOps(
         .send(JSON.stringify(problem));
     }
   });
-  fastify.addHook('onSend', async (_request, reply, payload) => {
+  fastify.addHook('onSend', async (request, reply, payload) => {
+    // Here, not at onRequest: every answer passes onSend, also one that an earlier onRequest hook
+    // (the upload's authentication) refused, which skips the onRequest hooks after it.
+    void reply.header('x-request-id', request.id);
     // While draining, every answer closes its connection so keep-alive clients reconnect
     // (to another instance) instead of reusing a socket that is about to be closed.
     if (lifecycle.draining) void reply.header('connection', 'close');

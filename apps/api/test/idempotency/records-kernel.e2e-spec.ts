@@ -229,7 +229,14 @@ describe('records kernel: product drafts', () => {
     const draft = await create();
     const unknown = await alice.client.post(`${drafts()}/${draft.id}/features/teleport/executions`, {});
     expect(unknown.status).toBe(404);
-    expect(unknown.body).toMatchObject({ code: 'FEATURE_NOT_FOUND' });
+    expect(unknown.body).toMatchObject({
+      code: 'FEATURE_NOT_FOUND',
+      detail: 'no such feature; the features are: normalize-text, publish-direct',
+    });
+    // What was sent is raw path text: the answer never echoes it.
+    const markup = await alice.client.post(`${drafts()}/${draft.id}/features/%3Cb%3Ex/executions`, {});
+    expect(markup.status).toBe(404);
+    expect(JSON.stringify(markup.body)).not.toMatch(/<b>|%3Cb/i);
     // Names every plain object has are not features either (a 500 once: Object's own members).
     for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
       const inherited = await alice.client.post(`${drafts()}/${draft.id}/features/${name}/executions`, {});

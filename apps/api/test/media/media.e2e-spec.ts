@@ -228,6 +228,7 @@ describe('media: upload → content → complete → worker derives (real proces
     const created = await create({ filename: 'n.png', contentType: 'image/png', size: 1000 });
     const res = await put(created.body.id, big, 'image/png');
     expect(res.status).toBe(413);
+    expect(res.body).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' }); // refused while it arrives
 
     // Within the limit but not what was declared.
     const small = await stack.simBytes('s-16x16.png');

@@ -122,6 +122,22 @@ describe('metrics after a known workload', () => {
     });
     expect(res.status).toBe(201);
     expect(res.headers.get('x-request-id')).toBe(requestId);
+    // Also on an answer an early hook gives: an upload whose caller is refused before its bytes.
+    const refusedId = `ops-${randomUUID()}`;
+    const refused = await fetch(
+      `${api.url}/v1/workspaces/${user.workspaceId}/media/${randomUUID()}/content`,
+      {
+        method: 'PUT',
+        headers: {
+          'content-type': 'application/octet-stream',
+          authorization: 'Bearer not-a-token',
+          'x-request-id': refusedId,
+        },
+        body: Buffer.from('bytes'),
+      },
+    );
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('x-request-id')).toBe(refusedId);
     // A failed login carries a password in the body; it must not reach the logs either.
     await fetch(`${api.url}/v1/auth/login`, {
       method: 'POST',

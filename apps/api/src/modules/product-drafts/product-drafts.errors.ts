@@ -9,7 +9,8 @@ export const PRODUCT_DRAFT_ERRORS = defineErrors({
 
 export class UnknownFeatureError extends DomainError<typeof PRODUCT_DRAFT_ERRORS> {
   readonly code = 'FEATURE_NOT_FOUND';
-  constructor(featureId: string) {
-    super(`unknown feature ${featureId}`);
+  /** `known`: the feature ids there are. The one sent is not echoed: it is raw path text. */
+  constructor(known: readonly string[]) {
+    super(`no such feature; the features are: ${known.join(', ')}`);
   }
 }

@@ -104,7 +104,7 @@ export class ProductDraftsService {
           const feature = Object.hasOwn(PRODUCT_DRAFT_FEATURES, featureId)
             ? PRODUCT_DRAFT_FEATURES[featureId]
             : undefined;
-          if (!feature) throw new UnknownFeatureError(featureId);
+          if (!feature) throw new UnknownFeatureError(Object.keys(PRODUCT_DRAFT_FEATURES));
           return feature;
         },
         work: (feature) =>

@@ -42,9 +42,11 @@ describe('loadOutboxConfig', () => {
       OUTBOX_TEST_JOBS: '1',
       OUTBOX_RETENTION_DISPATCHED_MS: '0',
       OUTBOX_RETENTION_INBOX_MS: '59999',
+      OUTBOX_JOB_FAILED_AGE_S: '119', // the sweep comes round every 60 s
     });
     for (const v of [
       'OUTBOX_JOB_COMPLETED_AGE_S',
+      'OUTBOX_JOB_FAILED_AGE_S',
       'OUTBOX_FAULT',
       'OUTBOX_TEST_JOBS',
       'OUTBOX_RETENTION_DISPATCHED_MS',

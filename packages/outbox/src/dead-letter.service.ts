@@ -16,7 +16,10 @@ export interface RetriedDeadLetter {
  * Operator actions on dead letters. A retry removes the leftover BullMQ job with the same id (a
  * failed job would otherwise make the re-add a no-op), then — in a transaction bound to the
  * event's workspace — puts the event back to pending with a fresh attempt budget and lets the
- * caller record the action (audit) in that same transaction.
+ * caller record the action (audit) in that same transaction. A job still active (its worker wrote
+ * the dead letter on its last attempt and has not ended it yet) cannot be removed: the retry is
+ * refused (OUTBOX_JOB_ACTIVE) rather than re-adding under an id BullMQ still holds, which would
+ * mark the event dispatched with nothing to run it.
  */
 export class DeadLetterService {
   private readonly repository: OutboxRepository;
@@ -38,7 +41,13 @@ export class DeadLetterService {
   ): Promise<RetriedDeadLetter> {
     const [dead] = await this.repository.deadLetters({ id }, 1);
     if (!dead) throw new OutboxError('OUTBOX_NOT_DEAD_LETTER', `event ${id} is not a dead letter`);
-    await this.producer.removeJob(dead.queue, dead.id);
+    const removed = await this.producer.removeJob(dead.queue, dead.id);
+    if (!removed && !(await this.producer.missingJobs(dead.queue, [dead.id])).length) {
+      throw new OutboxError(
+        'OUTBOX_JOB_ACTIVE',
+        `event ${id}'s job is still running: retry once it has ended`,
+      );
+    }
     return this.db.withWorkspace(dead.workspaceId, async () => {
       const row = await this.repository.retryDeadLetter(dead.id);
       if (!row) throw new OutboxError('OUTBOX_NOT_DEAD_LETTER', `event ${id} is no longer a dead letter`);

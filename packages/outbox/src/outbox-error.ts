@@ -12,7 +12,8 @@ export type OutboxErrorCode =
   | 'OUTBOX_POISON_PAYLOAD'
   | 'OUTBOX_FAULTS_REFUSED'
   | 'OUTBOX_EVENT_NOT_FOUND'
-  | 'OUTBOX_NOT_DEAD_LETTER';
+  | 'OUTBOX_NOT_DEAD_LETTER'
+  | 'OUTBOX_JOB_ACTIVE';
 
 /**
  * The one error type of the outbox package: a stable string `code` for callers to switch on, a

@@ -104,6 +104,18 @@ const schema = z
         });
       }
     }
+    // The failed-job sweep dead-letters events whose job failed without one: it must find the
+    // job still there when it comes round (twice the interval: one sweep may be missed).
+    if (
+      c.OUTBOX_FAILED_SWEEP_INTERVAL_MS > 0 &&
+      c.OUTBOX_JOB_FAILED_AGE_S * 1000 < 2 * c.OUTBOX_FAILED_SWEEP_INTERVAL_MS
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['OUTBOX_JOB_FAILED_AGE_S'],
+        message: 'must keep failed jobs at least twice OUTBOX_FAILED_SWEEP_INTERVAL_MS (in s)',
+      });
+    }
     if (c.OUTBOX_BACKOFF_MAX_MS < c.OUTBOX_BACKOFF_BASE_MS) {
       ctx.addIssue({
         code: 'custom',

@@ -438,12 +438,21 @@ export class Database {
         if (frame.state.begun) throw error;
       }
     }
-    const { rows } = await frame.client.query<{ statement: string }>(PREPARED_BY_NAME, [session]);
-    if (rows[0]?.statement === statement) return;
-    assertOpen(frame);
-    if (rows.length) await frame.client.query(`DEALLOCATE ${session}`);
+    if (await this.holdsPrepared(frame, session, text)) return;
     assertOpen(frame);
     await frame.client.query(statement);
+  }
+
+  /**
+   * Whether the frame's connection has `session` prepared as `text` (preparedAs). One of another
+   * text under the name (an older deploy's, through a session pooler) is deallocated: false.
+   */
+  private async holdsPrepared(frame: TransactionFrame, session: string, text: string): Promise<boolean> {
+    const { rows } = await frame.client.query<{ statement: string }>(PREPARED_BY_NAME, [session]);
+    if (rows[0] && preparedAs(rows[0].statement, session, text)) return true;
+    assertOpen(frame);
+    if (rows.length) await frame.client.query(`DEALLOCATE ${session}`);
+    return false;
   }
 
   /**
@@ -572,11 +581,7 @@ export class Database {
         if (frame.state.ended) throw error; // no healing on a connection on its way back
         const code = pgErrorCode(error);
         if (attempt === 0 && prepare && code === PgErrorCode.duplicatePreparedStatement) {
-          // Kept only when it is this text: a session pooler's server connection may hold an
-          // older deploy's statement under the name.
-          const { rows } = await client.query<{ statement: string }>(PREPARED_BY_NAME, [session]);
-          if (rows[0] && preparedAs(rows[0].statement, session, text)) prepared.add(session);
-          else await client.query(`DEALLOCATE ${session}`);
+          if (await this.holdsPrepared(frame, session, text)) prepared.add(session);
           continue;
         }
         if (attempt === 0 && !prepare && code === PgErrorCode.invalidSqlStatementName) {
@@ -607,7 +612,9 @@ const PREPARED_BY_NAME = 'select statement from pg_prepared_statements where nam
 
 /**
  * Whether `stored` (pg_prepared_statements.statement: the whole message that PREPAREd it) is
- * `session` prepared as `text`: sent alone (as prepareOnce does), or first in beginWith's message.
+ * `session` prepared as `text`: sent alone (prepareOnce), or first in beginWith's message. The DO
+ * block of prepareUnlessPresent compares only the first form: the other, under an at-commit name,
+ * costs one PREPARE more.
  */
 function preparedAs(stored: string, session: string, text: string): boolean {
   const prepare = `PREPARE ${session} AS ${text}`;

@@ -417,10 +417,18 @@ describe('Database: nothing reaches a connection after its transaction settles',
   beforeAll(async () => {
     ws = await seedWorkspace(t.owner);
   });
-
-  it('a Promise.all whose other half rejects: nothing follows the ROLLBACK', async () => {
+  /** fn with a Database of one connection of its own (what it leaves on it is what is checked). */
+  const onOneConnection = async (fn: (db: Database) => Promise<void>) => {
     const db = new Database({ connectionString: t.info.appUrl, max: 1 });
     try {
+      await fn(db);
+    } finally {
+      await db.close();
+    }
+  };
+
+  it('a Promise.all whose other half rejects: nothing follows the ROLLBACK', async () => {
+    await onOneConnection(async (db) => {
       // Two timings: the statement is sent before fn rejects (it runs inside, and is rolled back),
       // or it waits for BEGIN, whose answer comes after fn rejected (a slow first statement holds
       // BEGIN's message). Either way nothing may follow the ROLLBACK onto the connection.
@@ -448,14 +456,11 @@ describe('Database: nothing reaches a connection after its transaction settles',
         expect(await rows(k)).toBe(0);
         expect(await connection(db)).toEqual({ idle: true, ws: null });
       }
-    } finally {
-      await db.close();
-    }
+    });
   });
 
   it('a lazy Drizzle query awaited after its transaction: refused, nothing sent', async () => {
-    const db = new Database({ connectionString: t.info.appUrl, max: 1 });
-    try {
+    await onOneConnection(async (db) => {
       const k = randomUUID();
       // Drizzle builds queries lazily: this one sends nothing until awaited.
       const built = await db.withWorkspace(ws.workspaceId, async () => ({
@@ -469,14 +474,11 @@ describe('Database: nothing reaches a connection after its transaction settles',
       expect(queries).toEqual([]);
       expect(await rows(k)).toBe(0);
       expect(await connection(db)).toEqual({ idle: true, ws: null });
-    } finally {
-      await db.close();
-    }
+    });
   });
 
   it("a first statement's heal (42P05) that ends after the rejection: no transaction left open", async () => {
-    const db = new Database({ connectionString: t.info.appUrl, max: 1 });
-    try {
+    await onOneConnection(async (db) => {
       // Held under the name without the Database knowing: its PREPARE fails (42P05), then heals.
       await db.pool.query('PREPARE s_settle_probe AS select $1::int + 1 as n');
       let first: Promise<unknown> | undefined;
@@ -491,14 +493,11 @@ describe('Database: nothing reaches a connection after its transaction settles',
       await first!.catch(() => undefined);
       await new Promise((r) => setTimeout(r, 50)); // anything still on its way has arrived
       expect(await connection(db)).toEqual({ idle: true, ws: null });
-    } finally {
-      await db.close();
-    }
+    });
   });
 
   it('a hot statement queued for COMMIT after fn returned is refused, not silently dropped', async () => {
-    const db = new Database({ connectionString: t.info.appUrl, max: 1 });
-    try {
+    await onOneConnection(async (db) => {
       const k = randomUUID();
       let queued: Promise<boolean> | undefined;
       await db.withWorkspace(ws.workspaceId, async () => {
@@ -513,14 +512,11 @@ describe('Database: nothing reaches a connection after its transaction settles',
       });
       await expect(queued).rejects.toBeInstanceOf(TransactionClosedError);
       expect(await rows(k)).toBe(0);
-    } finally {
-      await db.close();
-    }
+    });
   });
 
   it('a statement ending in a -- comment stays one statement: at COMMIT and as a first statement', async () => {
-    const db = new Database({ connectionString: t.info.appUrl, max: 1 });
-    try {
+    await onOneConnection(async (db) => {
       const k = randomUUID();
       await db.withWorkspace(ws.workspaceId, async () => {
         db.executeAtCommit(
@@ -541,9 +537,7 @@ describe('Database: nothing reaches a connection after its transaction settles',
       ).rejects.toThrow('fail the transaction');
       expect(await rows(rolledBack)).toBe(0); // it ran inside the transaction, rolled back
       expect(await connection(db)).toEqual({ idle: true, ws: null });
-    } finally {
-      await db.close();
-    }
+    });
   });
 
   it('concurrent bindings inside an unbound transaction: the same workspace shares one, another is refused', async () => {

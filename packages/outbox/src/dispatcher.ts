@@ -141,8 +141,11 @@ export class OutboxDispatcher {
   private readonly recoveryIntervalMs: number;
   private lastRecoveryCheck = 0;
   private recoveryRun: Promise<void> | null = null;
-  /** Leases this dispatcher holds: event id → workspace. */
-  private readonly held = new Map<string, string>();
+  /**
+   * Claims this dispatcher holds, by event id (released on stop). A claim leaves it only as
+   * itself (let go): a lane that outlived its lease must not drop a later claim of the event.
+   */
+  private readonly held = new Map<string, ClaimedEvent>();
 
   // The work list of the current round, shared by the lanes.
   private tasks: string[] = [];
@@ -382,7 +385,7 @@ export class OutboxDispatcher {
       });
       return result.claimed;
     } finally {
-      for (const events of delivered) for (const e of events) this.held.delete(e.id);
+      for (const events of delivered) this.letGo(events);
     }
   }
 
@@ -394,11 +397,11 @@ export class OutboxDispatcher {
     workspaces: readonly string[],
     claimed: readonly ClaimedEvent[][],
   ): Promise<ClaimedEvent[][]> {
-    claimed.forEach((events, i) => {
+    for (const events of claimed) {
       if (events.length === this.batchSize) this.wake(); // a backlog: the round-robin pass goes on
       this.stats.claimed += events.length;
-      for (const e of events) this.held.set(e.id, workspaces[i]!);
-    });
+      this.hold(events);
+    }
     const byQueue = groupBy(claimed.flat(), (e) => e.queue);
     const added: ClaimedEvent[] = [];
     try {
@@ -439,7 +442,7 @@ export class OutboxDispatcher {
         const r = await this.afterAddFailure(ws, queue, list, error, errorIsTheirs, deadline);
         this.options.onBatch?.({ round: this.stats.rounds, workspaceId: ws, claimed: list.length, ...r });
       } finally {
-        for (const e of list) this.held.delete(e.id);
+        this.letGo(list);
       }
     }
   }
@@ -608,7 +611,7 @@ export class OutboxDispatcher {
     this.roundClaims += claimed.length;
     if (claimed.length === this.batchSize) this.sawFullBatch = true;
     this.stats.claimed += claimed.length;
-    for (const e of claimed) this.held.set(e.id, workspaceId);
+    this.hold(claimed);
     const report = {
       round: this.stats.rounds,
       workspaceId,
@@ -627,7 +630,7 @@ export class OutboxDispatcher {
         }),
       );
     } finally {
-      for (const e of claimed) this.held.delete(e.id);
+      this.letGo(claimed);
     }
     this.options.onBatch?.(report);
     return claimed.length;
@@ -714,7 +717,7 @@ export class OutboxDispatcher {
     for (const { event, error: e } of failed) {
       const message = redactError(e);
       const r = await this.settle(workspaceId, 'mark failed', () =>
-        this.repository.markFailed(this.id, [event.id], message, this.backoff),
+        this.repository.markFailed(this.id, [event], message, this.backoff),
       );
       if (r) {
         this.stats.failed += r.retried + r.deadLettered;
@@ -763,8 +766,8 @@ export class OutboxDispatcher {
    * how many were released.
    */
   private async releaseClaimed(workspaceId: string, events: readonly ClaimedEvent[]): Promise<number> {
-    const ids = events.map((e) => e.id);
-    const n = (await this.settle(workspaceId, 'release', () => this.repository.release(this.id, ids))) ?? 0;
+    const n =
+      (await this.settle(workspaceId, 'release', () => this.repository.release(this.id, events))) ?? 0;
     this.stats.released += n;
     return n;
   }
@@ -786,9 +789,17 @@ export class OutboxDispatcher {
           released,
         });
       } finally {
-        for (const e of list) this.held.delete(e.id);
+        this.letGo(list);
       }
     }
+  }
+
+  private hold(events: readonly ClaimedEvent[]): void {
+    for (const e of events) this.held.set(e.id, e);
+  }
+
+  private letGo(events: readonly ClaimedEvent[]): void {
+    for (const e of events) if (this.held.get(e.id) === e) this.held.delete(e.id);
   }
 
   /** Runs a settling statement under the workspace; a failure leaves the lease to expire. */
@@ -844,9 +855,8 @@ export class OutboxDispatcher {
   }
 
   private async releaseHeld(): Promise<void> {
-    for (const [ws, held] of groupBy(this.held, ([, workspaceId]) => workspaceId)) {
-      const ids = held.map(([id]) => id);
-      const n = await this.settle(ws, 'release on stop', () => this.repository.release(this.id, ids));
+    for (const [ws, held] of groupBy(this.held.values(), (e) => e.workspaceId)) {
+      const n = await this.settle(ws, 'release on stop', () => this.repository.release(this.id, held));
       this.stats.released += n ?? 0;
     }
     this.held.clear();

@@ -26,6 +26,11 @@ export interface ClaimedEvent {
   readonly maxAttempts: number;
   readonly createdAt: Date;
   readonly lockedUntil: Date;
+  /**
+   * The claim's lease token: lockedUntil to the microsecond, since the epoch (a bigint as text).
+   * Releasing or failing the event matches it, so only this claim can settle the row.
+   */
+  readonly lease: string;
   /** W3C trace context stored by the writer (sql/023); null or absent when nothing was traced. */
   readonly traceparent?: string | null;
   readonly tracestate?: string | null;

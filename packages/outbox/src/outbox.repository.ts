@@ -52,6 +52,8 @@ type ClaimRow = EventRow<
   payload: Record<string, unknown>;
   created_at: Date;
   locked_until: Date;
+  /** locked_until in µs since the epoch, exact (bigint as text): the claim's lease token. */
+  lease_us: string;
 };
 
 /** A dispatched event as of one moment: its id and dispatch time (µs since the epoch, exact). */
@@ -72,6 +74,27 @@ export interface DispatchedEvent extends DispatchedRef {
   readonly queue: string;
 }
 
+/** One claim of one event: its id and the lease that claim took (ClaimedEvent.lease). */
+export type ClaimRef = Pick<ClaimedEvent, 'id' | 'lease'>;
+
+/**
+ * FROM and WHERE of a settling update on `outbox_events e`: the rows still dispatching under
+ * these very claims. The lease (locked_until to the microsecond) tells claims of the same
+ * dispatcher apart: a later claim of an event starts after the earlier lease expired and was
+ * reclaimed, or after its holder released it, in a later transaction, so its locked_until
+ * differs. Matching locked_by alone let a lane that stalled past its lease settle the claim
+ * another lane of the same dispatcher (or a replica sharing its id) had taken since.
+ * `is not distinct from`, not `=`: a strict comparison on locked_until proves the lease index's
+ * predicate, and the planner read every in-flight event through that index (sql/010). Neither
+ * side is ever null here.
+ */
+function leaseMatches(lockedBy: string, claims: readonly ClaimRef[]): SQL {
+  return sql`from unnest(${sql.param(claims.map((c) => c.id))}::uuid[],
+                         ${sql.param(claims.map((c) => c.lease))}::bigint[]) as claim(id, lease_us)
+       where e.id = claim.id and e.status = 'dispatching' and e.locked_by = ${lockedBy}
+         and (extract(epoch from e.locked_until) * 1000000)::bigint is not distinct from claim.lease_us`;
+}
+
 /** Delivered events of one workspace, to be marked dispatched. */
 export interface MarkRequest {
   readonly workspaceId: string;
@@ -89,6 +112,7 @@ function toClaimedEvent(r: ClaimRow): ClaimedEvent {
     maxAttempts: r.max_attempts,
     createdAt: new Date(r.created_at),
     lockedUntil: new Date(r.locked_until),
+    lease: r.lease_us,
     traceparent: r.traceparent,
     tracestate: r.tracestate,
   };
@@ -170,6 +194,11 @@ export class OutboxRepository {
    * concurrent dispatchers get disjoint batches; lease = `leaseMs` from the database clock). Each
    * statement runs bound to its own workspace (RLS applies). Relaxed commit: losing it in a
    * server crash only means events are claimed or delivered again.
+   *
+   * The mark matches the dispatcher, not the claim (unlike markFailed and release): it records
+   * that the event's job is in BullMQ, which holds whichever of our claims added it, and a later
+   * claim's add of the same job id is then a no-op. Matching per claim would cost the hottest
+   * statement a join for a case that changes nothing.
    */
   async markAndClaim(
     marks: readonly MarkRequest[],
@@ -188,7 +217,8 @@ export class OutboxRepository {
         ...claims.map((workspaceId) => ({
           workspaceId,
           statement: sqlText`SELECT id, workspace_id, queue, event_type, payload, attempt_count, max_attempts,
-            created_at, locked_until, traceparent, tracestate FROM outbox_claim_due(${sqlUuid(workspaceId)}, ${owner}, ${count(limit)}, ${count(leaseMs)})`,
+            created_at, locked_until, (extract(epoch FROM locked_until) * 1000000)::bigint AS lease_us,
+            traceparent, tracestate FROM outbox_claim_due(${sqlUuid(workspaceId)}, ${owner}, ${count(limit)}, ${count(leaseMs)})`,
         })),
       ],
       RELAXED_COMMIT,
@@ -216,36 +246,41 @@ export class OutboxRepository {
 
   /**
    * A failed enqueue: attempt_count + 1, then back to pending with exponential backoff plus
-   * jitter computed here in SQL, or dead_letter once max_attempts is reached. Only rows whose
-   * lease this dispatcher holds. `error` must already be redacted.
+   * jitter computed here in SQL, or dead_letter once max_attempts is reached. Only rows still
+   * under the very claims given (leaseMatches): a claim that outlived its lease must not count an
+   * attempt against, or dead-letter, a later claim of the same event whose job may be running.
+   * `error` must already be redacted.
    */
   async markFailed(
     lockedBy: string,
-    ids: readonly string[],
+    claims: readonly ClaimRef[],
     error: string,
     backoff: BackoffPolicy,
   ): Promise<{ retried: number; deadLettered: number }> {
     const rows = await this.rows<EventRow<'status'>>(sql`
-      update outbox_events
-         set attempt_count = attempt_count + 1,
-             status = case when attempt_count + 1 >= max_attempts then 'dead_letter' else 'pending' end,
-             next_attempt_at = case when attempt_count + 1 >= max_attempts then next_attempt_at
+      update outbox_events e
+         set attempt_count = e.attempt_count + 1,
+             status = case when e.attempt_count + 1 >= e.max_attempts then 'dead_letter' else 'pending' end,
+             next_attempt_at = case when e.attempt_count + 1 >= e.max_attempts then e.next_attempt_at
                else now() + least(${backoff.maxMs}::float8,
-                                  ${backoff.baseMs}::float8 * power(2, least(attempt_count, ${MAX_BACKOFF_EXPONENT}::integer)))
+                                  ${backoff.baseMs}::float8 * power(2, least(e.attempt_count, ${MAX_BACKOFF_EXPONENT}::integer)))
                             * (1 - ${backoff.jitter}::float8 * random()) * interval '1 millisecond' end,
              last_error = ${error}, locked_by = null, locked_until = null, updated_at = now()
-       where id = any(${sql.param(ids)}::uuid[]) and status = 'dispatching' and locked_by = ${lockedBy}
-      returning status`);
+        ${leaseMatches(lockedBy, claims)}
+      returning e.status`);
     const deadLettered = rows.filter((r) => r.status === 'dead_letter').length;
     return { retried: rows.length - deadLettered, deadLettered };
   }
 
-  /** Gives leases back without counting an attempt (Redis unreachable, shutdown). */
-  async release(lockedBy: string, ids: readonly string[]): Promise<number> {
+  /**
+   * Gives leases back without counting an attempt (Redis unreachable, shutdown). Only rows still
+   * under the very claims given (leaseMatches): a later claim of the same event stays put.
+   */
+  async release(lockedBy: string, claims: readonly ClaimRef[]): Promise<number> {
     const result = await this.db.executor.execute(sql`
-      update outbox_events
+      update outbox_events e
          set status = 'pending', locked_by = null, locked_until = null, updated_at = now()
-       where id = any(${sql.param(ids)}::uuid[]) and status = 'dispatching' and locked_by = ${lockedBy}`);
+        ${leaseMatches(lockedBy, claims)}`);
     return result.rowCount ?? 0;
   }
 

@@ -96,6 +96,13 @@ function holdSecondClaim(until: () => boolean): typeof t.agentDb {
   });
 }
 
+/** A promise to resolve from outside (Promise.withResolvers is Node 22+). */
+function signal(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
 describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
   let redis: RedisClient;
   let producer: BrokenQueueProducer;
@@ -352,6 +359,77 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
       expect(byId.get(id)).toMatchObject({ status: 'dispatched', attempt_count: 0 });
     expect(byId.get(ids[3])).toMatchObject({ status: 'dispatching', locked_by: 'alive' });
     expect(d.stats.reclaimed).toBe(3);
+  });
+
+  it('a lane that outlived its lease cannot fail the later claim of its event, whose job is in BullMQ', async () => {
+    // One dispatcher, one event allowed one attempt. A fast lane claims it and its add stalls past
+    // the lease; the loop reclaims the lease and a round lane claims the event again, under the
+    // same locked_by. Then the stale lane's add fails: before claims were told apart by their
+    // lease, its markFailed dead-lettered the event the round lane was delivering.
+    const ws = await seedWorkspace(t.owner);
+    const stalled = [signal(), signal()];
+    const gates = [signal(), signal()];
+    class StallingProducer extends QueueProducer {
+      private calls = 0;
+      override async addBulk(queue: string, events: readonly ClaimedEvent[]): Promise<void> {
+        const call = this.calls++;
+        if (call < 2) {
+          stalled[call]!.resolve();
+          await gates[call]!.promise;
+        }
+        if (call === 0) throw new Error('job rejected: the stale lane');
+        await super.addBulk(queue, events);
+      }
+    }
+    const stalling = new StallingProducer(redis, t.info.bullPrefix);
+    const warnings: string[] = [];
+    const d = new OutboxDispatcher({
+      db: t.agentDb,
+      producer: stalling,
+      batchSize: 100,
+      concurrency: 1,
+      leaseMs: 300,
+      pollIntervalMs: 50,
+      reclaimIntervalMs: 50,
+      logger: { info: () => undefined, error: () => undefined, warn: (msg) => warnings.push(msg) },
+    });
+    const row = async () =>
+      (
+        await t.owner.query(
+          `select status, attempt_count, locked_by, (extract(epoch from locked_until) * 1000000)::bigint::text as lease
+             from outbox_events where id = $1`,
+          [id],
+        )
+      ).rows[0] as { status: string; attempt_count: number; locked_by: string | null; lease: string | null };
+    await startAndLetSleep(d);
+    const [id] = await insertEvents(t.owner, ws.workspaceId, 1, { queue: 'q-stale', maxAttempts: 1 });
+    try {
+      d.wake([ws.workspaceId]);
+      await stalled[0]!.promise;
+      const first = await row();
+      await stalled[1]!.promise; // reclaimed, then claimed again by the round
+      const second = await row();
+      expect(second).toMatchObject({ status: 'dispatching', attempt_count: 0, locked_by: d.id });
+      expect(second.lease).not.toBe(first.lease);
+
+      gates[0]!.resolve();
+      await waitFor('the stale lane to settle its failed add', async () =>
+        warnings.includes('enqueue failed'),
+      );
+      expect(await row()).toEqual(second); // untouched: not dead-lettered, no attempt counted
+
+      gates[1]!.resolve();
+      await waitFor('the later claim marked', async () => (await row()).status === 'dispatched');
+    } finally {
+      for (const gate of gates) gate.resolve();
+      await d.stop();
+      await stalling.close();
+    }
+    expect(await row()).toMatchObject({ status: 'dispatched', attempt_count: 0, locked_by: null });
+    expect(d.stats).toMatchObject({ reclaimed: 1, deadLettered: 0, failed: 0, dispatched: 1 });
+    const queue = new Queue('q-stale', { connection: redis, prefix: t.info.bullPrefix });
+    expect(await queue.getJob(id!)).toBeDefined();
+    await queue.close();
   });
 
   it('is fair: 10 events of a small workspace go out in the first claim round beside a 5,000-event backlog', async () => {

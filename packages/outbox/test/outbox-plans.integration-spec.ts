@@ -1,6 +1,6 @@
 import { sql } from '@listing/db';
 import { seedWorkspace, useTestDatabase } from '@listing/testing';
-import { OutboxRepository } from '../src';
+import { DEFAULT_BACKOFF, OutboxRepository } from '../src';
 import { insertEvents } from './helpers';
 
 const t = useTestDatabase();
@@ -32,11 +32,13 @@ describe('outbox statement plans, as app_user', () => {
     const repo = new OutboxRepository(t.agentDb);
 
     await t.agentDb.withWorkspace(ws, async () => {
-      const claimed = (
-        await t.agentDb.executor.execute<{ id: string }>(
-          sql`select id from outbox_claim_due(${ws}, 'plans', 2000, 60000)`,
+      const claims = (
+        await t.agentDb.executor.execute<{ id: string; lease: string }>(
+          sql`select id, (extract(epoch from locked_until) * 1000000)::bigint::text as lease
+                from outbox_claim_due(${ws}, 'plans', 2000, 60000)`,
         )
-      ).rows.map((r) => r.id);
+      ).rows;
+      const claimed = claims.map((r) => r.id);
       expect(claimed).toHaveLength(2000);
       const before = await scans();
       // More calls than plpgsql's five custom plans, so the cached generic plan is used too.
@@ -46,10 +48,14 @@ describe('outbox statement plans, as app_user', () => {
         );
         expect(rows[0]!.n).toBe(1);
       }
-      expect(await repo.release('plans', claimed.slice(8, 10))).toBe(2);
+      expect(await repo.release('plans', claims.slice(8, 10))).toBe(2);
+      expect(await repo.markFailed('plans', claims.slice(10, 12), 'x', DEFAULT_BACKOFF)).toEqual({
+        retried: 2,
+        deadLettered: 0,
+      });
       const after = await scans();
       expect(after.lease - before.lease).toBe(0);
-      expect(after.pk - before.pk).toBeGreaterThanOrEqual(9);
+      expect(after.pk - before.pk).toBeGreaterThanOrEqual(10);
     });
   });
 

@@ -17,6 +17,7 @@ function event(overrides: Partial<ClaimedEvent> = {}): ClaimedEvent {
     maxAttempts: 7,
     createdAt: new Date(),
     lockedUntil: new Date(Date.now() + 30_000),
+    lease: '0',
     ...overrides,
   };
 }

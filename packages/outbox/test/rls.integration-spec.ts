@@ -92,7 +92,12 @@ describe('outbox events under row-level security, as app_user and as outbox_agen
         sql`select outbox_mark_dispatched('intruder', ${sql.param(ids)}::uuid[]) as n`,
       );
       expect(mark.rows[0]!.n).toBe(0);
-      expect(await repo.release('intruder', ids)).toBe(0);
+      expect(
+        await repo.release(
+          'intruder',
+          ids.map((id) => ({ id, lease: '0' })),
+        ),
+      ).toBe(0);
       expect(await repo.reclaimExpired(a, 100)).toBe(0);
       expect(await repo.deadLetterFromWorker(ids[0]!, 1, 'x')).toBe(0);
       const raw = await t.agentDb.executor.execute(

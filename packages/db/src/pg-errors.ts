@@ -1,6 +1,7 @@
 /** SQLSTATE codes the application reacts to. */
 export const PgErrorCode = {
   uniqueViolation: '23505',
+  foreignKeyViolation: '23503',
   lockNotAvailable: '55P03',
   insufficientPrivilege: '42501',
   serializationFailure: '40001',

@@ -62,6 +62,19 @@ export interface DispatchedRef {
   readonly dispatchedUs: string;
 }
 
+/**
+ * A job the worker gave up on: the event as the job carries it (enough to write the row again if
+ * it is gone), the attempts made and the failure, already redacted.
+ */
+export interface FailedJobEvent extends Pick<
+  NewOutboxRow,
+  'id' | 'workspaceId' | 'queue' | 'type' | 'payload' | 'maxAttempts'
+> {
+  readonly createdAt: Date;
+  readonly attempts: number;
+  readonly error: string;
+}
+
 /** A failed job's event to dead-letter: attempts made and the (redacted) failure. */
 export interface StrandedEvent {
   readonly id: string;
@@ -332,14 +345,29 @@ export class OutboxRepository {
     return result.rowCount ?? 0;
   }
 
-  /** The worker gave up on the event's job (attempts exhausted or poison payload). */
-  async deadLetterFromWorker(id: string, attempts: number, error: string): Promise<number> {
-    const result = await this.db.executor.execute(sql`
-      update outbox_events
-         set status = 'dead_letter', attempt_count = greatest(attempt_count, ${attempts}::integer),
-             last_error = ${error}, locked_by = null, locked_until = null, updated_at = now()
-       where id = ${id} and status <> 'dead_letter'`);
-    return result.rowCount ?? 0;
+  /**
+   * The worker gave up on the event's job (attempts exhausted or poison payload): the event of the
+   * bound workspace becomes a dead letter. When its row is gone (a retention shorter than the
+   * job's life, or deleted by hand) it is written again from the job, so the failure still reaches
+   * the dead-letter reactor instead of vanishing with the job. Null when it already was one.
+   */
+  async deadLetterFromWorker(failed: FailedJobEvent): Promise<'dead-lettered' | 'recreated' | null> {
+    const payload = JSON.stringify(failed.payload);
+    const rows = await this.rows<{ recreated: boolean }>(sql`
+      insert into outbox_events as e
+             (id, workspace_id, queue, event_type, payload, status, attempt_count, max_attempts,
+              last_error, created_at)
+      values (${failed.id}::uuid, ${failed.workspaceId}::uuid, ${failed.queue}, ${failed.type}, ${payload}::jsonb,
+              'dead_letter', ${failed.attempts}::integer, greatest(${failed.maxAttempts}::integer, 1),
+              ${failed.error}, ${failed.createdAt.toISOString()}::timestamptz)
+      on conflict (id) do update
+         set status = 'dead_letter', attempt_count = greatest(e.attempt_count, excluded.attempt_count),
+             last_error = excluded.last_error, locked_by = null, locked_until = null, updated_at = now()
+       where e.status <> 'dead_letter'
+      returning xmax = 0 as recreated`);
+    const row = rows[0];
+    if (!row) return null;
+    return row.recreated ? 'recreated' : 'dead-lettered';
   }
 
   /**

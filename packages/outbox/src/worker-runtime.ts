@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { isDatabaseUnavailable, type Database } from '@listing/db';
+import { isDatabaseUnavailable, PgErrorCode, pgErrorCode, type Database } from '@listing/db';
 import { DelayedError, Queue, RateLimitError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { z } from 'zod';
 import { ConnectionLosses } from './connection-losses';
@@ -97,6 +97,7 @@ const outboxJobData = z.object({
   payload: z.record(z.string(), z.unknown()),
   createdAt: z.number(),
 });
+type OutboxEnvelope = z.infer<typeof outboxJobData>;
 
 /**
  * Consumes the registry's queues. Per job: look up the handler by job name, parse the payload
@@ -168,8 +169,7 @@ export class OutboxWorkerRuntime {
       worker.on('failed', (job, error) => {
         if (!job || !STALLED_TOO_OFTEN.test(error.message)) return;
         const envelope = outboxJobData.safeParse(job.data);
-        if (envelope.success)
-          this.deadLetterEventually(envelope.data.workspaceId, job.id!, job.attemptsMade, error);
+        if (envelope.success) this.deadLetterEventually(job, envelope.data, job.attemptsMade, error);
       });
       this.workers.push(worker);
       void worker
@@ -530,7 +530,7 @@ export class OutboxWorkerRuntime {
       const final = error instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts;
       if (final) {
         this.connectionLosses.forget(jobKey(job));
-        const failure = await this.deadLetter(workspaceId, eventId, job.attemptsMade + 1, error);
+        const failure = await this.deadLetter(job, envelope.data, job.attemptsMade + 1, error);
         // Failing the job while its event cannot be dead-lettered would strand the event
         // ('dispatched', nobody working on it): back to the queue uncounted instead, and the last
         // attempt runs again once the database answers.
@@ -563,32 +563,52 @@ export class OutboxWorkerRuntime {
     };
   }
 
-  /** Moves the event to dead_letter; returns the error of the write when it failed. */
+  /**
+   * Moves the event to dead_letter, writing its row again from the job if it is gone; returns the
+   * error of the write when it failed.
+   */
   private async deadLetter(
-    workspaceId: string,
-    eventId: string,
+    job: Job,
+    envelope: OutboxEnvelope,
     attempts: number,
     error: unknown,
   ): Promise<unknown> {
     const message = redactError(error);
+    const eventId = job.id!;
     try {
-      const changed = await this.options.db.withWorkspace(workspaceId, () =>
-        this.outbox.deadLetterFromWorker(eventId, attempts, message),
-      );
-      if (changed === 0) {
-        // Already a dead letter, or no row at all (deleted by hand, or by a retention shorter than
-        // the job's life): then no reaction will run either, so say so loudly.
-        this.logger.warn('job failed for good but its outbox event is missing or already dead', {
-          event: eventId,
+      const outcome = await this.options.db.withWorkspace(envelope.workspaceId, () =>
+        this.outbox.deadLetterFromWorker({
+          id: eventId,
+          workspaceId: envelope.workspaceId,
+          queue: job.queueName,
+          type: job.name,
+          payload: envelope.payload,
+          maxAttempts: job.opts.attempts ?? attempts,
+          createdAt: new Date(envelope.createdAt),
           attempts,
           error: message,
-        });
+        }),
+      );
+      const fields = { event: eventId, attempts, error: message };
+      if (outcome === null) {
+        this.logger.warn('job failed for good but its outbox event already is a dead letter', fields);
         return undefined;
       }
-      this.logger.warn('job dead-lettered', { event: eventId, attempts, error: message });
+      // 'recreated': deleted by hand, or by a retention shorter than the job's life. Written back
+      // so that its dead-letter reaction runs, but the settings that let it happen deserve a look.
+      const what =
+        outcome === 'recreated'
+          ? 'job failed for good after its outbox event was deleted: the dead letter is written again'
+          : 'job dead-lettered';
+      this.logger.warn(what, fields);
       this.react();
       return undefined;
     } catch (e) {
+      if (pgErrorCode(e) === PgErrorCode.foreignKeyViolation) {
+        // The workspace itself is gone: nothing is left to dead-letter or to react for.
+        this.logger.warn('job failed for good after its workspace was deleted', { event: eventId, attempts });
+        return undefined;
+      }
       this.logger.error('could not dead-letter the outbox event', { event: eventId, error: redactError(e) });
       return e;
     }
@@ -601,20 +621,20 @@ export class OutboxWorkerRuntime {
    * once the database answers) dead-letters the event (FailedJobSweep).
    */
   private deadLetterEventually(
-    workspaceId: string,
-    eventId: string,
+    job: Job,
+    envelope: OutboxEnvelope,
     attempts: number,
     error: unknown,
     retry = 0,
   ): void {
     const started = performance.now();
-    void this.deadLetter(workspaceId, eventId, attempts, error).then(async (failure) => {
+    void this.deadLetter(job, envelope, attempts, error).then(async (failure) => {
       if (failure === undefined || this.stopped || !(await this.databaseDown(failure, started))) return;
       if (this.stopped) return; // closed during the probe: nobody would cancel the timer
       const delay = Math.min(30_000, (this.options.databaseRetryMs ?? 1000) * 2 ** Math.min(retry, 5));
       const timer = setTimeout(() => {
         this.deadLetterRetries.delete(timer);
-        this.deadLetterEventually(workspaceId, eventId, attempts, error, retry + 1);
+        this.deadLetterEventually(job, envelope, attempts, error, retry + 1);
       }, delay);
       timer.unref(); // a retry never keeps a stopping process alive
       this.deadLetterRetries.add(timer);

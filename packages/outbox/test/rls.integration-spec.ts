@@ -99,7 +99,6 @@ describe('outbox events under row-level security, as app_user and as outbox_agen
         ),
       ).toBe(0);
       expect(await repo.reclaimExpired(a, 100)).toBe(0);
-      expect(await repo.deadLetterFromWorker(ids[0]!, 1, 'x')).toBe(0);
       const raw = await t.agentDb.executor.execute(
         sql`update outbox_events set status = 'dispatched', dispatched_at = now()`,
       );
@@ -107,6 +106,31 @@ describe('outbox events under row-level security, as app_user and as outbox_agen
       const del = await t.agentDb.executor.execute(sql`delete from outbox_events`);
       expect(del.rowCount).toBe(0);
     });
+    // The worker's dead letter writes the row again when it is gone: refused unbound, and bound
+    // to another workspace whether it names that workspace or its own.
+    const failed = {
+      id: ids[0]!,
+      workspaceId: a,
+      queue: 'q-test',
+      type: 'test.event',
+      payload: {},
+      maxAttempts: 1,
+      createdAt: new Date(),
+      attempts: 1,
+      error: 'x',
+    };
+    const refusal = (run: Promise<unknown>) =>
+      run.then(
+        () => 'ran',
+        (e: { code?: string; cause?: { code?: string } }) => e.cause?.code ?? e.code,
+      );
+    expect(await refusal(t.agentDb.transaction(() => repo.deadLetterFromWorker(failed)))).toBe('42501');
+    expect(await refusal(t.agentDb.withWorkspace(b, () => repo.deadLetterFromWorker(failed)))).toBe('42501');
+    expect(
+      await refusal(
+        t.agentDb.withWorkspace(b, () => repo.deadLetterFromWorker({ ...failed, workspaceId: b })),
+      ),
+    ).toBe('42501');
     expect(await statusCounts(t.owner)).toEqual({ pending: 10 });
   });
 

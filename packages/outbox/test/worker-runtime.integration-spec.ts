@@ -244,6 +244,48 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
     expect(rows[0].last_error).toMatch(/poison payload for runtime.count: counter/);
   });
 
+  it('a job that fails for good after its event row was deleted writes the dead letter again, for the reaction', async () => {
+    // What a retention shorter than the job's life leaves: the job in BullMQ, its row gone. Before,
+    // the failure had nowhere to land: no dead letter, no reaction, the business row stuck.
+    const createdAt = new Date(Date.now() - 60_000);
+    const id = randomUUID();
+    await producer.add(QUEUE, {
+      id,
+      workspaceId: ws,
+      queue: QUEUE,
+      type: counterJob.name,
+      payload: { counter: 42 }, // poison: fails for good at once
+      attemptCount: 0,
+      maxAttempts: 5,
+      createdAt,
+      lockedUntil: new Date(),
+      lease: '0',
+    });
+    const row = await waitFor('the dead letter written again, and taken by the reactor', async () => {
+      const { rows } = await t.owner.query(
+        `select workspace_id, queue, event_type, payload, status, attempt_count, max_attempts, last_error,
+                created_at, locked_by, dispatched_at, dead_letter_handled_at
+           from outbox_events where id = $1`,
+        [id],
+      );
+      const found = rows[0] as Record<string, unknown> | undefined;
+      return found?.dead_letter_handled_at ? found : undefined;
+    });
+    expect(row).toMatchObject({
+      workspace_id: ws,
+      queue: QUEUE,
+      event_type: counterJob.name,
+      payload: { counter: 42 },
+      status: 'dead_letter',
+      attempt_count: 1,
+      max_attempts: 5,
+      created_at: createdAt,
+      locked_by: null,
+      dispatched_at: null,
+    });
+    expect(row.last_error).toMatch(/poison payload for runtime.count: counter/);
+  });
+
   it("a job of a type this worker does not know (a newer version's) is delayed for another worker, not failed", async () => {
     const id = randomUUID();
     await queue.add(

@@ -57,7 +57,8 @@ export interface WorkerRuntimeOptions {
    * A job this process has no handler for (a newer version's job on a shared queue, during a
    * rolling deploy) waits this long (ms, default 60 000) in the delayed set, no attempt counted,
    * for a worker that knows it, instead of failing; once it is older than unknownJobMaxAgeMs
-   * (default 24 h: no deploy takes that long) it fails for good and its event is dead-lettered.
+   * (default 24 h: no deploy takes that long) it fails for good and this process dead-letters its
+   * event.
    */
   readonly unknownJobDelayMs?: number;
   readonly unknownJobMaxAgeMs?: number;
@@ -481,7 +482,15 @@ export class OutboxWorkerRuntime {
     if (!definition || !handler) {
       const maxAgeMs = this.options.unknownJobMaxAgeMs ?? 86_400_000;
       if (!token || Date.now() - job.timestamp > maxAgeMs) {
-        throw new UnrecoverableError(`no handler for job ${job.name}`);
+        const error = new UnrecoverableError(`no handler for job ${job.name}`);
+        // Dead-lettered here, not left to the failed-job sweep, which may be off.
+        const envelope = outboxJobData.safeParse(job.data);
+        if (envelope.success) {
+          const failure = await this.deadLetter(job, envelope.data, job.attemptsMade + 1, error);
+          if (failure !== undefined && (await this.databaseDown(failure, started)))
+            await this.retryLater(job, failure);
+        }
+        throw error;
       }
       const delayMs = this.options.unknownJobDelayMs ?? 60_000;
       this.logger.warn(

@@ -300,11 +300,17 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
     expect(await queue.getJobState(id)).toBe('delayed'); // for the minute, not retried at once
     await delayed.remove();
 
-    // one that no worker has known for a day fails for good (its event is then dead-lettered)
+    // One that no worker has known for a day fails for good, and this worker dead-letters its
+    // event itself: the failed-job sweep, which would otherwise find it, may be switched off.
     const old = randomUUID();
+    await t.owner.query(
+      `insert into outbox_events (id, workspace_id, queue, event_type, payload, status, dispatched_at)
+       values ($1, $2, $3, 'runtime.long-gone', '{}', 'dispatched', now())`,
+      [old, ws, QUEUE],
+    );
     await queue.add(
       'runtime.long-gone',
-      { v: 1, workspaceId: ws, payload: {} },
+      { v: 1, workspaceId: ws, payload: {}, createdAt: Date.now() },
       { jobId: old, attempts: 3, timestamp: Date.now() - 2 * 86_400_000 },
     );
     const failed = await waitFor('old unknown job failed', async () => {
@@ -313,6 +319,12 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
     });
     expect(failed.failedReason).toMatch(/no handler for job runtime.long-gone/);
     expect(failed.attemptsMade).toBe(1);
+    const { rows } = await t.owner.query(
+      `select status, attempt_count, last_error from outbox_events where id = $1`,
+      [old],
+    );
+    expect(rows[0]).toMatchObject({ status: 'dead_letter', attempt_count: 1 });
+    expect(rows[0].last_error).toMatch(/no handler for job runtime.long-gone/);
   });
 
   /** Runs one event of a single-attempt job whose handler throws; what BullMQ and the row keep. */

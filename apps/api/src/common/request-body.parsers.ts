@@ -67,15 +67,23 @@ export function registerRequestBodyParsers(
     const hasBody =
       request.headers['transfer-encoding'] !== undefined ||
       Number(request.headers['content-length'] ?? 0) > 0;
-    // GET and HEAD bodies are never read; an unknown route answers 404 whatever it was sent.
-    if (type === undefined || !hasBody || request.method === 'GET' || request.method === 'HEAD')
-      return payload;
-    if (!known(request)) return payload;
-    // Refused before reading: raw bytes anywhere but the media route (their parsers' limit is
-    // MEDIA_MAX_BYTES), anything but raw bytes there. Other types on JSON routes meet the
-    // catch-all parser below (an empty body passes, any other is a 415 within BODY_LIMIT_BYTES).
+    // GET and HEAD bodies are never read.
+    if (request.method === 'GET' || request.method === 'HEAD') return payload;
     const raw = request.routeOptions.url === MEDIA_CONTENT_ROUTE;
-    if (raw !== RAW_TYPE.test(type)) throw forFastify(new UnsupportedBodyTypeError(raw));
+    // An unknown route answers 404 whatever it was sent, and an empty body is no body whatever
+    // type it claims: the type is dropped, since one that is no media type at all ('text/') would
+    // make Fastify answer 415 before any parser runs. The media route keeps it: an empty upload
+    // is still an upload.
+    if (type !== undefined && (!known(request) || (!hasBody && !raw))) {
+      delete request.headers['content-type'];
+      return payload;
+    }
+    if (!hasBody || !known(request)) return payload;
+    // Refused before reading: raw bytes anywhere but the media route (their parsers' limit is
+    // MEDIA_MAX_BYTES), anything but raw bytes there, untyped bytes included. Other types on JSON
+    // routes meet the catch-all parser below (a 415 within BODY_LIMIT_BYTES).
+    if (raw !== (type !== undefined && RAW_TYPE.test(type)))
+      throw forFastify(new UnsupportedBodyTypeError(raw));
     return payload;
   });
   // Every parser is ours: Fastify's own would, say, hand an empty text/plain body on as ''. An

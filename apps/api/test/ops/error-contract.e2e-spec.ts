@@ -168,12 +168,26 @@ describe('error contract at the edges of the HTTP stack', () => {
     );
     expectProblem(media, 415, 'UNSUPPORTED_MEDIA_TYPE');
     expect(media.body).toMatchObject({ detail: expect.stringMatching(/octet-stream/) });
+    // bytes with no type at all: the same answer, not a hint to send JSON
+    const untyped = await rawHttp(
+      api.url,
+      `PUT /v1/workspaces/${alice.workspaceId}/media/${randomUUID()}/content HTTP/1.1\r\nHost: x\r\n` +
+        `Authorization: Bearer ${alice.accessToken}\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc`,
+    );
+    expect(untyped).toMatch(/^HTTP\/1\.1 415 /);
+    expect(untyped).toMatch(/octet-stream/);
+    expect(untyped).not.toMatch(/application\/json"/);
     // an unknown route is a 404 whatever it was sent
     const nowhere = await alice.client.request('POST', '/v1/nope', {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       rawBody: 'a=1',
     });
     expectProblem(nowhere, 404, 'ROUTE_NOT_FOUND');
+    const malformed = await rawHttp(
+      api.url,
+      `POST /v1/nope HTTP/1.1\r\nHost: x\r\nContent-Type: text/\r\nContent-Length: 3\r\nConnection: close\r\n\r\na=1`,
+    );
+    expect(malformed).toMatch(/^HTTP\/1\.1 404 /);
   });
 
   it('an empty body is no body, whatever type it claims (curl -d "" sends a form type)', async () => {
@@ -204,6 +218,16 @@ describe('error contract at the edges of the HTTP stack', () => {
         `Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n`,
     );
     expect(chunked).toMatch(/^HTTP\/1\.1 204 /);
+    // nor does a type that is no media type at all make an empty body something
+    for (const type of ['not a type', ';', 'text/']) {
+      const dave = await registerUser(api.url);
+      const malformed = await rawHttp(
+        api.url,
+        `POST /v1/auth/logout HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${dave.accessToken}\r\n` +
+          `Content-Type: ${type}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+      );
+      expect([type, malformed.slice(0, 12)]).toEqual([type, 'HTTP/1.1 204']);
+    }
     // a route that needs a body says what is missing
     const draft = await alice.client.request('POST', `/v1/workspaces/${alice.workspaceId}/product-drafts`, {
       headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },

@@ -487,8 +487,9 @@ export class OutboxWorkerRuntime {
         const envelope = outboxJobData.safeParse(job.data);
         if (envelope.success) {
           const failure = await this.deadLetter(job, envelope.data, job.attemptsMade + 1, error);
-          if (failure !== undefined && (await this.databaseDown(failure, started)))
+          if (failure !== undefined && (await this.databaseDown(failure, started, job)))
             await this.retryLater(job, failure);
+          this.connectionLosses.forget(jobKey(job));
         }
         throw error;
       }
@@ -538,13 +539,15 @@ export class OutboxWorkerRuntime {
       const attempts = job.opts.attempts ?? 1;
       const final = error instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts;
       if (final) {
-        this.connectionLosses.forget(jobKey(job));
         const failure = await this.deadLetter(job, envelope.data, job.attemptsMade + 1, error);
         // Failing the job while its event cannot be dead-lettered would strand the event
         // ('dispatched', nobody working on it): back to the queue uncounted instead, and the last
-        // attempt runs again once the database answers.
-        if (failure !== undefined && (await this.databaseDown(failure, started)))
+        // attempt runs again once the database answers. A write that keeps losing its own
+        // connection while the database answers has the job's few put-backs, no more: the job's
+        // count is forgotten only once it is not put back.
+        if (failure !== undefined && (await this.databaseDown(failure, started, job)))
           await this.retryLater(job, failure);
+        this.connectionLosses.forget(jobKey(job));
       }
       throw redactedJobError(error);
     }

@@ -44,6 +44,17 @@ const lastAttemptJob = defineJob({
   inbox: false,
 });
 
+/** Its single attempt fails, and writing its dead letter ends the writer's own connection. */
+const deadLetterKillsJob = defineJob({
+  name: 'outage.dead-letter-kills',
+  queue: QUEUE,
+  schema: z.object({}),
+  maxAttempts: 1,
+  transaction: false,
+  inbox: false,
+});
+const KILLS_ITS_WRITER = 'this failure ends the connection that records it';
+
 /** Its first try loses the database and sees it back before it fails (an outage just ending). */
 const outageEndsJob = defineJob({
   name: 'outage.ends',
@@ -113,6 +124,11 @@ class CountHandlers {
     );
     await outage.open(); // back before the error reaches the runtime, whose probe now succeeds
     throw failed ?? new Error('the query went through the cut proxy');
+  }
+
+  @OutboxHandler(deadLetterKillsJob)
+  async deadLetterKills() {
+    throw new Error(KILLS_ITS_WRITER);
   }
 
   /** A provider that refuses connections: the same error code as a database that is down. */
@@ -276,6 +292,34 @@ describe('worker runtime while PostgreSQL is unreachable', () => {
       expect(tries(BACK_IN_QUEUE, id)).toBeLessThanOrEqual(2);
       expect(handlers.selfTerminatingTries).toBeGreaterThanOrEqual(1);
       expect(handlers.selfTerminatingTries).toBeLessThanOrEqual(4);
+    }
+  });
+
+  it('a last attempt whose dead-letter write ends its own connection, the database answering, fails after a few put-backs', async () => {
+    // Unbounded, the write went back to the queue forever, pausing the queue each time.
+    await t.owner.query(`
+      create function kill_dead_letter_writer() returns trigger language plpgsql as $$
+      begin
+        if new.last_error like '%${KILLS_ITS_WRITER}%' then perform pg_terminate_backend(pg_backend_pid()); end if;
+        return new;
+      end $$;
+      create trigger kill_dead_letter_writer before insert or update on outbox_events
+        for each row execute function kill_dead_letter_writer();`);
+    try {
+      const id = await insertEvent(deadLetterKillsJob);
+      await new OutboxDispatcher({ db: t.agentDb, producer }).drain();
+      const job = await jobInState(queue, id, 'failed');
+      expect(job.attemptsMade).toBe(1);
+      expect(job.failedReason).toMatch(KILLS_ITS_WRITER);
+      if (!t.info.pooled)
+        expect(tries(BACK_IN_QUEUE, id)).toBe(2); // connectionLossPutBacks
+      else expect(tries(BACK_IN_QUEUE, id)).toBeLessThanOrEqual(2); // see the test above
+      // Not written: the failed-job sweep dead-letters it later (its own test).
+      expect((await eventRow(id)).status).toBe('dispatched');
+    } finally {
+      await t.owner.query(
+        'drop trigger kill_dead_letter_writer on outbox_events; drop function kill_dead_letter_writer()',
+      );
     }
   });
 

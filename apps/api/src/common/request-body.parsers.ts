@@ -8,6 +8,8 @@ import { DomainError, entryOf, type AnyDomainError, type ErrorCatalogue } from '
 export const MEDIA_CONTENT_ROUTE = '/v1/workspaces/:workspaceId/media/:mediaId/content';
 
 const RAW_TYPE = /^(application\/octet-stream|image\/[a-z0-9.+-]+)\s*(;|$)/i;
+/** A media type as Fastify accepts one (type/subtype of RFC 9110 tokens); parameters aside. */
+const MEDIA_TYPE = /^\s*[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+\s*(;|$)/;
 
 /** 415, naming what the route takes instead. */
 export class UnsupportedBodyTypeError extends DomainError<typeof HTTP_ERRORS> {
@@ -67,14 +69,13 @@ export function registerRequestBodyParsers(
     const hasBody =
       request.headers['transfer-encoding'] !== undefined ||
       Number(request.headers['content-length'] ?? 0) > 0;
+    const raw = request.routeOptions.url === MEDIA_CONTENT_ROUTE;
     // GET and HEAD bodies are never read.
     if (request.method === 'GET' || request.method === 'HEAD') return payload;
-    const raw = request.routeOptions.url === MEDIA_CONTENT_ROUTE;
-    // An unknown route answers 404 whatever it was sent, and an empty body is no body whatever
-    // type it claims: the type is dropped, since one that is no media type at all ('text/') would
-    // make Fastify answer 415 before any parser runs. The media route keeps it: an empty upload
-    // is still an upload.
-    if (type !== undefined && (!known(request) || (!hasBody && !raw))) {
+    // An unknown route answers 404 whatever it was sent, and on a JSON route the catch-all parser
+    // below judges a type that is no media type at all ('text/'; an empty body is no body, any
+    // other is a 415), where Fastify would answer 415 before any parser ran: the type goes.
+    if (type !== undefined && (!known(request) || (!MEDIA_TYPE.test(type) && !raw))) {
       delete request.headers['content-type'];
       return payload;
     }

@@ -188,6 +188,13 @@ describe('error contract at the edges of the HTTP stack', () => {
       `POST /v1/nope HTTP/1.1\r\nHost: x\r\nContent-Type: text/\r\nContent-Length: 3\r\nConnection: close\r\n\r\na=1`,
     );
     expect(malformed).toMatch(/^HTTP\/1\.1 404 /);
+    // and a body under a type that is none gets the route's own answer, not Fastify's
+    const untypedJson = await alice.client.request('POST', drafts, {
+      headers: { 'content-type': 'text/', 'idempotency-key': randomUUID() },
+      rawBody: '{"title":"x"}',
+    });
+    expectProblem(untypedJson, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expect(untypedJson.body).toMatchObject({ detail: 'send application/json' });
   });
 
   it('an empty body is no body, whatever type it claims (curl -d "" sends a form type)', async () => {
@@ -228,6 +235,13 @@ describe('error contract at the edges of the HTTP stack', () => {
       );
       expect([type, malformed.slice(0, 12)]).toEqual([type, 'HTTP/1.1 204']);
     }
+    const erin = await registerUser(api.url);
+    const malformedChunked = await rawHttp(
+      api.url,
+      `POST /v1/auth/logout HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${erin.accessToken}\r\n` +
+        `Content-Type: text/\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n`,
+    );
+    expect(malformedChunked).toMatch(/^HTTP\/1\.1 204 /);
     // a route that needs a body says what is missing
     const draft = await alice.client.request('POST', `/v1/workspaces/${alice.workspaceId}/product-drafts`, {
       headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },

@@ -724,7 +724,9 @@ export class OutboxDispatcher {
         this.stats.deadLettered += r.deadLettered;
         result.failed += r.retried + r.deadLettered;
       }
-      this.logger.warn('enqueue failed', {
+      // Written, but nothing counted: the lease had expired and the event was claimed again.
+      const stale = r !== undefined && r.retried + r.deadLettered === 0;
+      this.logger.warn(stale ? 'enqueue failed; the claim was no longer held' : 'enqueue failed', {
         event: event.id,
         queue,
         error: message,

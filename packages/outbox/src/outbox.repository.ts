@@ -93,9 +93,9 @@ export type ClaimRef = Pick<ClaimedEvent, 'id' | 'lease'>;
 /**
  * FROM and WHERE of a settling update on `outbox_events e`: the rows still dispatching under
  * these very claims. The lease (locked_until to the microsecond) tells claims of the same
- * dispatcher apart: a later claim of an event starts after the earlier lease expired and was
- * reclaimed, or after its holder released it, in a later transaction, so its locked_until
- * differs. Matching locked_by alone let a lane that stalled past its lease settle the claim
+ * dispatcher apart: a later claim of an event can only lock it once the earlier lease expired
+ * and was reclaimed, or its holder released it, so its transaction started (now()) at another
+ * microsecond in practice; only a clock stepping back could repeat one. Matching locked_by alone let a lane that stalled past its lease settle the claim
  * another lane of the same dispatcher (or a replica sharing its id) had taken since.
  * `is not distinct from`, not `=`: a strict comparison on locked_until proves the lease index's
  * predicate, and the planner read every in-flight event through that index (sql/010). Neither
@@ -353,6 +353,7 @@ export class OutboxRepository {
    */
   async deadLetterFromWorker(failed: FailedJobEvent): Promise<'dead-lettered' | 'recreated' | null> {
     const payload = JSON.stringify(failed.payload);
+    // `xmax = 0`: the row was inserted; one ON CONFLICT updated carries this transaction's id there.
     const rows = await this.rows<{ recreated: boolean }>(sql`
       insert into outbox_events as e
              (id, workspace_id, queue, event_type, payload, status, attempt_count, max_attempts,

@@ -414,7 +414,7 @@ describe('OutboxDispatcher (in process, real PostgreSQL and Redis)', () => {
 
       gates[0]!.resolve();
       await waitFor('the stale lane to settle its failed add', async () =>
-        warnings.includes('enqueue failed'),
+        warnings.includes('enqueue failed; the claim was no longer held'),
       );
       expect(await row()).toEqual(second); // untouched: not dead-lettered, no attempt counted
 

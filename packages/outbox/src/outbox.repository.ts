@@ -95,8 +95,9 @@ export type ClaimRef = Pick<ClaimedEvent, 'id' | 'lease'>;
  * these very claims. The lease (locked_until to the microsecond) tells claims of the same
  * dispatcher apart: a later claim of an event can only lock it once the earlier lease expired
  * and was reclaimed, or its holder released it, so its transaction started (now()) at another
- * microsecond in practice; only a clock stepping back could repeat one. Matching locked_by alone let a lane that stalled past its lease settle the claim
- * another lane of the same dispatcher (or a replica sharing its id) had taken since.
+ * microsecond in practice; only a clock stepping back could repeat one. Matching locked_by alone
+ * let a lane that stalled past its lease settle the claim another lane of the same dispatcher (or
+ * a replica sharing its id) had taken since.
  * `is not distinct from`, not `=`: a strict comparison on locked_until proves the lease index's
  * predicate, and the planner read every in-flight event through that index (sql/010). Neither
  * side is ever null here.

@@ -485,12 +485,7 @@ export class OutboxWorkerRuntime {
         const error = new UnrecoverableError(`no handler for job ${job.name}`);
         // Dead-lettered here, not left to the failed-job sweep, which may be off.
         const envelope = outboxJobData.safeParse(job.data);
-        if (envelope.success) {
-          const failure = await this.deadLetter(job, envelope.data, job.attemptsMade + 1, error);
-          if (failure !== undefined && (await this.databaseDown(failure, started, job)))
-            await this.retryLater(job, failure);
-          this.connectionLosses.forget(jobKey(job));
-        }
+        if (envelope.success) await this.deadLetterLastAttempt(job, envelope.data, error, started);
         throw error;
       }
       const delayMs = this.options.unknownJobDelayMs ?? 60_000;
@@ -538,19 +533,29 @@ export class OutboxWorkerRuntime {
       if (await this.databaseDown(error, started, job)) await this.retryLater(job, error);
       const attempts = job.opts.attempts ?? 1;
       const final = error instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts;
-      if (final) {
-        const failure = await this.deadLetter(job, envelope.data, job.attemptsMade + 1, error);
-        // Failing the job while its event cannot be dead-lettered would strand the event
-        // ('dispatched', nobody working on it): back to the queue uncounted instead, and the last
-        // attempt runs again once the database answers. A write that keeps losing its own
-        // connection while the database answers has the job's few put-backs, no more: the job's
-        // count is forgotten only once it is not put back.
-        if (failure !== undefined && (await this.databaseDown(failure, started, job)))
-          await this.retryLater(job, failure);
-        this.connectionLosses.forget(jobKey(job));
-      }
+      if (final) await this.deadLetterLastAttempt(job, envelope.data, error, started);
       throw redactedJobError(error);
     }
+  }
+
+  /**
+   * The job's last attempt failed: dead-letter its event before BullMQ fails the job. Failing the
+   * job while its event cannot be dead-lettered would strand the event ('dispatched', nobody
+   * working on it): back to the queue uncounted instead (throws), and the last attempt runs again
+   * once the database answers. A write that keeps losing its own connection while the database
+   * answers has the job's few put-backs, no more: the job's count is forgotten only once it is
+   * not put back.
+   */
+  private async deadLetterLastAttempt(
+    job: Job,
+    envelope: OutboxEnvelope,
+    error: unknown,
+    started: number,
+  ): Promise<void> {
+    const failure = await this.deadLetter(job, envelope, job.attemptsMade + 1, error);
+    if (failure !== undefined && (await this.databaseDown(failure, started, job)))
+      await this.retryLater(job, failure);
+    this.connectionLosses.forget(jobKey(job));
   }
 
   private parse(definition: JobDefinition, data: unknown): Record<string, unknown> {

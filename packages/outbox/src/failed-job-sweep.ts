@@ -1,9 +1,10 @@
-import type { Database } from '@listing/db';
+import { PgErrorCode, pgErrorCode, type Database } from '@listing/db';
 import type { RedisClient } from './redis-connection';
 import { groupBy } from './group-by';
 import { silentLogger, type OutboxLogger } from './outbox-logger';
+import { failedJobEvent, readJobEnvelope } from './job-envelope';
 import { UUID_RE } from './outbox-event';
-import { OutboxRepository, type StrandedEvent } from './outbox.repository';
+import { OutboxRepository, type FailedJobEvent } from './outbox.repository';
 import { redactError, redactText } from './redaction';
 import { redisClockMs } from './redis-connection';
 
@@ -23,9 +24,11 @@ const CLOCK_MARGIN_MS = 60_000;
 
 /**
  * Dead-letters outbox events whose BullMQ job has failed for good while the event still says
- * 'dispatched'. The worker normally writes the dead letter before BullMQ fails the job, so such an
- * event means that write never happened: BullMQ failed a job by itself (stalled too often) and the
- * worker that saw it stopped before the database answered again, or the write itself failed.
+ * 'dispatched', or is gone (deleted by a retention shorter than the job's life): written again from
+ * the job, as the worker's own dead letter would be, so its reaction still runs. The worker
+ * normally writes the dead letter before BullMQ fails the job, so such an event means that write
+ * never happened: BullMQ failed a job by itself (stalled too often) and the worker that saw it
+ * stopped before the database answered again, or the write itself failed.
  * Nobody would ever look at that event again; this sweep does, from BullMQ's failed set (kept for
  * the failed-job age). Each queue's high-water mark (the start of the last complete sweep) is kept
  * beside BullMQ's keys, so every worker, also a new one, reads only what failed since.
@@ -108,7 +111,7 @@ export class FailedJobSweep {
     }
   }
 
-  /** Reads the failed jobs and dead-letters those whose event is still 'dispatched'. */
+  /** Reads the failed jobs and dead-letters those whose event is still 'dispatched', or gone. */
   private async settle(
     queue: string,
     ids: readonly string[],
@@ -122,25 +125,25 @@ export class FailedJobSweep {
     const multi = this.options.redis.multi();
     for (const id of ids) {
       multi.zscore(failedKey, id);
-      multi.hmget(`${this.options.prefix}:${queue}:${id}`, 'data', 'failedReason', 'atm', 'attemptsMade');
+      multi.hmget(`${this.options.prefix}:${queue}:${id}`, ...JOB_FIELDS);
     }
     const replies = (await multi.exec()) ?? [];
-    const stranded: Array<StrandedEvent & { workspaceId: string }> = [];
+    const stranded: FailedJobEvent[] = [];
     ids.forEach((id, i) => {
       const [scoreError, score] = replies[2 * i] ?? [new Error('no reply'), null];
       const [fieldsError, fields] = replies[2 * i + 1] ?? [new Error('no reply'), null];
       if (scoreError) throw scoreError;
       if (fieldsError) throw fieldsError;
       if (score === null) return; // left the failed set meanwhile
-      const [data, reason, atm, attemptsMade] = (fields ?? []) as Array<string | null>;
-      const workspaceId = workspaceOf(data);
-      if (!workspaceId) return; // gone meanwhile (age), or not an outbox job
-      stranded.push({
-        id,
-        workspaceId,
-        attempts: Number(atm ?? attemptsMade ?? 0) || 1,
-        error: redactText(`job failed in BullMQ without its dead letter: ${reason ?? 'no reason recorded'}`),
-      });
+      const [data, reason, atm, attemptsMade, name, opts] = (fields ?? []) as Array<string | null>;
+      const envelope = readJobEnvelope(parseJson(data));
+      if (!envelope || !name) return; // gone meanwhile (age), or not an outbox job
+      const error = redactText(
+        `job failed in BullMQ without its dead letter: ${reason ?? 'no reason recorded'}`,
+      );
+      const attempts = Number(atm ?? attemptsMade ?? 0) || 1;
+      const job = { id, queue, type: name, maxAttempts: attemptsOf(opts) };
+      stranded.push(failedJobEvent(job, envelope, attempts, error));
     });
     let deadLettered = 0;
     let complete = true;
@@ -148,10 +151,28 @@ export class FailedJobSweep {
       // One workspace's failure must not hold up the others: logged, and the sweep is not
       // recorded as complete, so these jobs are read again next time.
       try {
-        deadLettered += await this.options.db.withWorkspace(workspaceId, () =>
+        const settled = await this.options.db.withWorkspace(workspaceId, () =>
           this.outbox.deadLetterStranded(events, readAt),
         );
+        deadLettered += settled.deadLettered + settled.recreated;
+        if (settled.recreated) {
+          // Deleted by hand, or by a retention shorter than the job's life (see the worker's).
+          this.logger.warn('failed-job sweep: dead letters written again for events that were deleted', {
+            queue,
+            workspace: workspaceId,
+            events: settled.recreated,
+          });
+        }
       } catch (error) {
+        if (pgErrorCode(error) === PgErrorCode.foreignKeyViolation) {
+          // The workspace itself is gone: nothing is left to dead-letter or to react for.
+          this.logger.warn('failed-job sweep: jobs of a deleted workspace skipped', {
+            queue,
+            workspace: workspaceId,
+            events: events.length,
+          });
+          continue;
+        }
         complete = false;
         this.logger.warn('failed-job sweep: dead letters not written', {
           queue,
@@ -165,18 +186,23 @@ export class FailedJobSweep {
   }
 }
 
+/** The fields of a job's hash the sweep reads (BullMQ's names; `atm` is attemptsMade in BullMQ 6). */
+const JOB_FIELDS = ['data', 'failedReason', 'atm', 'attemptsMade', 'name', 'opts'] as const;
+
 /** SET key to ARGV[1] unless it already holds a larger number. */
 const RAISE_TO = `local v = tonumber(redis.call('get', KEYS[1]) or '0') if tonumber(ARGV[1]) > v then redis.call('set', KEYS[1], ARGV[1]) end return 1`;
 
-/** The workspace of an outbox job's data (see OutboxJobData), or null. */
-function workspaceOf(data: string | null | undefined): string | null {
-  if (!data) return null;
+function parseJson(text: string | null | undefined): unknown {
+  if (!text) return null;
   try {
-    const parsed = JSON.parse(data) as { v?: unknown; workspaceId?: unknown };
-    return parsed.v === 1 && typeof parsed.workspaceId === 'string' && UUID_RE.test(parsed.workspaceId)
-      ? parsed.workspaceId
-      : null;
+    return JSON.parse(text);
   } catch {
     return null;
   }
+}
+
+/** The attempts a job was added with (its `opts`), when readable. */
+function attemptsOf(opts: string | null | undefined): number | undefined {
+  const attempts = (parseJson(opts) as { attempts?: unknown } | null)?.attempts;
+  return typeof attempts === 'number' && Number.isInteger(attempts) && attempts > 0 ? attempts : undefined;
 }

@@ -64,20 +64,14 @@ export interface DispatchedRef {
 
 /**
  * A job the worker gave up on: the event as the job carries it (enough to write the row again if
- * it is gone), the attempts made and the failure, already redacted.
+ * it is gone, trace context included, so a retry of that dead letter stays in the request's trace),
+ * the attempts made and the failure, already redacted.
  */
 export interface FailedJobEvent extends Pick<
   NewOutboxRow,
-  'id' | 'workspaceId' | 'queue' | 'type' | 'payload' | 'maxAttempts'
+  'id' | 'workspaceId' | 'queue' | 'type' | 'payload' | 'maxAttempts' | 'traceparent' | 'tracestate'
 > {
   readonly createdAt: Date;
-  readonly attempts: number;
-  readonly error: string;
-}
-
-/** A failed job's event to dead-letter: attempts made and the (redacted) failure. */
-export interface StrandedEvent {
-  readonly id: string;
   readonly attempts: number;
   readonly error: string;
 }
@@ -358,10 +352,11 @@ export class OutboxRepository {
     const rows = await this.rows<{ recreated: boolean }>(sql`
       insert into outbox_events as e
              (id, workspace_id, queue, event_type, payload, status, attempt_count, max_attempts,
-              last_error, created_at)
+              last_error, created_at, traceparent, tracestate)
       values (${failed.id}::uuid, ${failed.workspaceId}::uuid, ${failed.queue}, ${failed.type}, ${payload}::jsonb,
               'dead_letter', ${failed.attempts}::integer, greatest(${failed.maxAttempts}::integer, 1),
-              ${failed.error}, ${failed.createdAt.toISOString()}::timestamptz)
+              ${failed.error}, ${failed.createdAt.toISOString()}::timestamptz,
+              ${failed.traceparent ?? null}, ${failed.tracestate ?? null})
       on conflict (id) do update
          set status = 'dead_letter', attempt_count = greatest(e.attempt_count, excluded.attempt_count),
              last_error = excluded.last_error, locked_by = null, locked_until = null, updated_at = now()
@@ -374,20 +369,48 @@ export class OutboxRepository {
 
   /**
    * Events of the bound workspace whose job BullMQ failed for good without the worker's dead
-   * letter (FailedJobSweep): dead_letter, only where still 'dispatched' by a dispatch from before
-   * `readAt` (the database's clock before the failed jobs were read; a later dispatch has a job of
-   * its own). Errors already redacted.
+   * letter (FailedJobSweep) become dead letters: those still 'dispatched' by a dispatch from
+   * before `readAt` (the database's clock before the failed jobs were read; a later dispatch has a
+   * job of its own), and, as the worker's dead letter does, those whose row is gone, written again
+   * from the job. A row in any other state is left alone. Errors already redacted.
    */
-  async deadLetterStranded(events: readonly StrandedEvent[], readAt: string): Promise<number> {
-    const result = await this.db.executor.execute(sql`
-      update outbox_events e
-         set status = 'dead_letter', attempt_count = greatest(e.attempt_count, s.attempts),
-             last_error = s.error, locked_by = null, locked_until = null, updated_at = now()
-        from unnest(${sql.param(events.map((x) => x.id))}::uuid[],
-                    ${sql.param(events.map((x) => x.attempts))}::integer[],
-                    ${sql.param(events.map((x) => x.error))}::text[]) as s(id, attempts, error)
-       where e.id = s.id and e.status = 'dispatched' and e.dispatched_at < ${readAt}::timestamptz`);
-    return result.rowCount ?? 0;
+  async deadLetterStranded(
+    events: readonly FailedJobEvent[],
+    readAt: string,
+  ): Promise<{ deadLettered: number; recreated: number }> {
+    const column = <T>(of: (e: FailedJobEvent) => T) => sql.param(events.map(of));
+    const rows = await this.rows<{ dead_lettered: number; recreated: number }>(sql`
+      with s as (
+        select * from unnest(${column((e) => e.id)}::uuid[], ${column((e) => e.workspaceId)}::uuid[],
+                             ${column((e) => e.queue)}::text[], ${column((e) => e.type)}::text[],
+                             ${column((e) => JSON.stringify(e.payload))}::jsonb[],
+                             ${column((e) => e.attempts)}::integer[], ${column((e) => e.maxAttempts)}::integer[],
+                             ${column((e) => e.error)}::text[], ${column((e) => e.createdAt.toISOString())}::timestamptz[],
+                             ${column((e) => e.traceparent ?? null)}::text[], ${column((e) => e.tracestate ?? null)}::text[])
+               as s(id, workspace_id, queue, event_type, payload, attempts, max_attempts, error, created_at,
+                    traceparent, tracestate)
+      ), settled as (
+        update outbox_events e
+           set status = 'dead_letter', attempt_count = greatest(e.attempt_count, s.attempts),
+               last_error = s.error, locked_by = null, locked_until = null, updated_at = now()
+          from s
+         where e.id = s.id and e.status = 'dispatched' and e.dispatched_at < ${readAt}::timestamptz
+        returning e.id
+      ), recreated as (
+        insert into outbox_events
+               (id, workspace_id, queue, event_type, payload, status, attempt_count, max_attempts,
+                last_error, created_at, traceparent, tracestate)
+        select s.id, s.workspace_id, s.queue, s.event_type, s.payload, 'dead_letter', s.attempts,
+               greatest(s.max_attempts, 1), s.error, s.created_at, s.traceparent, s.tracestate
+          from s
+         where not exists (select 1 from outbox_events x where x.id = s.id)
+        on conflict (id) do nothing
+        returning id
+      )
+      select (select count(*) from settled)::integer as dead_lettered,
+             (select count(*) from recreated)::integer as recreated`);
+    const row = rows[0]!;
+    return { deadLettered: row.dead_lettered, recreated: row.recreated };
   }
 
   /** Workspaces holding dead letters no reaction has run for yet (sql/015). */

@@ -1,14 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import { isDatabaseUnavailable, PgErrorCode, pgErrorCode, type Database } from '@listing/db';
 import { DelayedError, Queue, RateLimitError, UnrecoverableError, Worker, type Job } from 'bullmq';
-import { z } from 'zod';
 import { ConnectionLosses } from './connection-losses';
 import { DeadLetterReactor } from './dead-letter-reactor';
 import { FailedJobSweep } from './failed-job-sweep';
 import { InboxRepository } from './inbox.repository';
 import type { JobContext, JobDefinition } from './job-definition';
+import { failedJobEvent, readJobEnvelope, type JobEnvelope } from './job-envelope';
 import type { JobRegistry } from './job-registry';
-import { UUID_RE } from './outbox-event';
 import { silentLogger, type OutboxLogger } from './outbox-logger';
 import type { OutboxFaults } from './outbox-faults';
 import { OutboxRepository } from './outbox.repository';
@@ -92,14 +91,6 @@ export interface JobOutcome {
   readonly result?: unknown;
 }
 
-const outboxJobData = z.object({
-  v: z.literal(1),
-  workspaceId: z.string().regex(UUID_RE),
-  payload: z.record(z.string(), z.unknown()),
-  createdAt: z.number(),
-});
-type OutboxEnvelope = z.infer<typeof outboxJobData>;
-
 /**
  * Consumes the registry's queues. Per job: look up the handler by job name, parse the payload
  * with the job's zod schema (a payload that does not parse is poison: UnrecoverableError, no
@@ -169,8 +160,8 @@ export class OutboxWorkerRuntime {
       // dead-letter its event here, or it would stay 'dispatched' with nobody working on it.
       worker.on('failed', (job, error) => {
         if (!job || !STALLED_TOO_OFTEN.test(error.message)) return;
-        const envelope = outboxJobData.safeParse(job.data);
-        if (envelope.success) this.deadLetterEventually(job, envelope.data, job.attemptsMade, error);
+        const envelope = readJobEnvelope(job.data);
+        if (envelope) this.deadLetterEventually(job, envelope, job.attemptsMade, error);
       });
       this.workers.push(worker);
       void worker
@@ -484,8 +475,8 @@ export class OutboxWorkerRuntime {
       if (!token || Date.now() - job.timestamp > maxAgeMs) {
         const error = new UnrecoverableError(`no handler for job ${job.name}`);
         // Dead-lettered here, not left to the failed-job sweep, which may be off.
-        const envelope = outboxJobData.safeParse(job.data);
-        if (envelope.success) await this.deadLetterLastAttempt(job, envelope.data, error, started);
+        const envelope = readJobEnvelope(job.data);
+        if (envelope) await this.deadLetterLastAttempt(job, envelope, error, started);
         throw error;
       }
       const delayMs = this.options.unknownJobDelayMs ?? 60_000;
@@ -510,12 +501,12 @@ export class OutboxWorkerRuntime {
         throw redactedJobError(error);
       }
     }
-    const envelope = outboxJobData.safeParse(job.data);
-    if (!envelope.success) throw new UnrecoverableError(`job ${job.id} is not an outbox event envelope`);
-    const { workspaceId } = envelope.data;
+    const envelope = readJobEnvelope(job.data);
+    if (!envelope) throw new UnrecoverableError(`job ${job.id} is not an outbox event envelope`);
+    const { workspaceId } = envelope;
     const eventId = job.id!;
     try {
-      const payload = this.parse(definition, envelope.data.payload);
+      const payload = this.parse(definition, envelope.payload);
       if (!definition.transaction) {
         const result = await handler(payload, this.context(job, workspaceId));
         return { duplicate: false, result: result ?? null };
@@ -533,7 +524,7 @@ export class OutboxWorkerRuntime {
       if (await this.databaseDown(error, started, job)) await this.retryLater(job, error);
       const attempts = job.opts.attempts ?? 1;
       const final = error instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts;
-      if (final) await this.deadLetterLastAttempt(job, envelope.data, error, started);
+      if (final) await this.deadLetterLastAttempt(job, envelope, error, started);
       throw redactedJobError(error);
     }
   }
@@ -548,7 +539,7 @@ export class OutboxWorkerRuntime {
    */
   private async deadLetterLastAttempt(
     job: Job,
-    envelope: OutboxEnvelope,
+    envelope: JobEnvelope,
     error: unknown,
     started: number,
   ): Promise<void> {
@@ -586,7 +577,7 @@ export class OutboxWorkerRuntime {
    */
   private async deadLetter(
     job: Job,
-    envelope: OutboxEnvelope,
+    envelope: JobEnvelope,
     attempts: number,
     error: unknown,
   ): Promise<unknown> {
@@ -594,17 +585,14 @@ export class OutboxWorkerRuntime {
     const eventId = job.id!;
     try {
       const outcome = await this.options.db.withWorkspace(envelope.workspaceId, () =>
-        this.outbox.deadLetterFromWorker({
-          id: eventId,
-          workspaceId: envelope.workspaceId,
-          queue: job.queueName,
-          type: job.name,
-          payload: envelope.payload,
-          maxAttempts: job.opts.attempts ?? attempts,
-          createdAt: new Date(envelope.createdAt),
-          attempts,
-          error: message,
-        }),
+        this.outbox.deadLetterFromWorker(
+          failedJobEvent(
+            { id: eventId, queue: job.queueName, type: job.name, maxAttempts: job.opts.attempts },
+            envelope,
+            attempts,
+            message,
+          ),
+        ),
       );
       const fields = { event: eventId, attempts, error: message };
       if (outcome === null) {
@@ -639,7 +627,7 @@ export class OutboxWorkerRuntime {
    */
   private deadLetterEventually(
     job: Job,
-    envelope: OutboxEnvelope,
+    envelope: JobEnvelope,
     attempts: number,
     error: unknown,
     retry = 0,

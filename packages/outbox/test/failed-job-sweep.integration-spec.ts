@@ -116,6 +116,61 @@ describe('FailedJobSweep (real PostgreSQL and Redis)', () => {
     expect(await sweep.run()).toBe(0);
   });
 
+  it("writes the dead letter again for a failed job whose row is gone, trace context kept; a deleted workspace's jobs are skipped", async () => {
+    // What a retention shorter than the job's life leaves, when BullMQ failed the job by itself.
+    const ws = (await seedWorkspace(t.owner)).workspaceId;
+    const gone = (await seedWorkspace(t.owner)).workspaceId;
+    const [deleted] = await insertEvents(t.owner, ws, 1, {
+      queue: 'q-failed-gone',
+      type: 'gone.event',
+      maxAttempts: 2,
+    });
+    const [orphan] = await insertEvents(t.owner, gone, 1, { queue: 'q-failed-gone', maxAttempts: 2 });
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    await t.owner.query(`update outbox_events set traceparent = $2, tracestate = 'vendor=1' where id = $1`, [
+      deleted,
+      traceparent,
+    ]);
+    const before = (
+      await t.owner.query<{ payload: unknown; created_at: Date }>(
+        `select payload, created_at from outbox_events where id = $1`,
+        [deleted],
+      )
+    ).rows[0]!;
+    await dispatchAndFail('q-failed-gone', 2);
+    await t.owner.query(`delete from outbox_events where id = $1`, [deleted]);
+    await t.owner.query(`delete from workspaces where id = $1`, [gone]);
+
+    const sweep = new FailedJobSweep({ db: t.agentDb, redis, prefix, queues: ['q-failed-gone'] });
+    expect(await sweep.run()).toBe(1);
+    const { rows } = await t.owner.query(
+      `select workspace_id, queue, event_type, payload, status, attempt_count, max_attempts, last_error,
+              created_at, dispatched_at, dead_letter_handled_at, traceparent, tracestate
+         from outbox_events where id = any($1::uuid[])`,
+      [[deleted, orphan]],
+    );
+    expect(rows).toEqual([
+      {
+        workspace_id: ws,
+        queue: 'q-failed-gone',
+        event_type: 'gone.event',
+        payload: before.payload,
+        status: 'dead_letter',
+        attempt_count: 2,
+        max_attempts: 2,
+        last_error: expect.stringMatching(/without its dead letter: vendor said no: token=\[REDACTED\]/),
+        created_at: before.created_at,
+        dispatched_at: null,
+        dead_letter_handled_at: null, // the reaction is still to run
+        traceparent,
+        tracestate: 'vendor=1',
+      },
+    ]);
+    // The deleted workspace's job did not hold the sweep up: it completed, and reads nothing again.
+    expect(await redis.get(`${prefix}:outbox:failed-swept-until:q-failed-gone`)).toBeTruthy();
+    expect(await sweep.run()).toBe(0);
+  });
+
   it('pages through a failed set larger than a page, also where many jobs failed in the same millisecond', async () => {
     const ws = (await seedWorkspace(t.owner)).workspaceId;
     const ids = await insertEvents(t.owner, ws, 23, { queue: 'q-failed-many' });

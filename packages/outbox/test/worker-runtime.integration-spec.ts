@@ -19,6 +19,7 @@ import { connectedRedis, createCounterTable, jobInState, stallJob, waitFor } fro
 const t = useTestDatabase();
 
 const QUEUE = 'q-runtime';
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const counterJob = defineJob({
   name: 'runtime.count',
   queue: QUEUE,
@@ -260,11 +261,13 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
       createdAt,
       lockedUntil: new Date(),
       lease: '0',
+      traceparent: TRACEPARENT,
+      tracestate: 'vendor=1',
     });
     const row = await waitFor('the dead letter written again, and taken by the reactor', async () => {
       const { rows } = await t.owner.query(
         `select workspace_id, queue, event_type, payload, status, attempt_count, max_attempts, last_error,
-                created_at, locked_by, dispatched_at, dead_letter_handled_at
+                created_at, locked_by, dispatched_at, dead_letter_handled_at, traceparent, tracestate
            from outbox_events where id = $1`,
         [id],
       );
@@ -282,6 +285,9 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
       created_at: createdAt,
       locked_by: null,
       dispatched_at: null,
+      // The job's trace context (untraced here, the stored one unchanged): a retry stays in the trace.
+      traceparent: TRACEPARENT,
+      tracestate: 'vendor=1',
     });
     expect(row.last_error).toMatch(/poison payload for runtime.count: counter/);
   });

@@ -82,6 +82,16 @@ describe('outbox events under row-level security, as app_user and as outbox_agen
 
   it('cannot claim, mark, release, reclaim or update any event without a workspace context', async () => {
     const repo = new OutboxRepository(t.agentDb);
+    // Three of workspace A's events as a dispatcher 'intruder' left them: claimed, the lease long
+    // expired; two still due. Every call below would claim or settle them but for RLS (the bound
+    // release at the end does).
+    const lease = String(Date.UTC(2020, 0, 1) * 1000); // µs since the epoch
+    const aIds = ids.slice(0, 3);
+    await t.owner.query(
+      `update outbox_events set status = 'dispatching', locked_by = 'intruder',
+              locked_until = '2020-01-01T00:00:00Z' where id = any($1::uuid[])`,
+      [aIds],
+    );
     await t.agentDb.transaction(async () => {
       // The dispatcher's hot functions (sql/009) run under RLS too: unbound, they see nothing.
       const claim = await t.agentDb.executor.execute(
@@ -95,7 +105,7 @@ describe('outbox events under row-level security, as app_user and as outbox_agen
       expect(
         await repo.release(
           'intruder',
-          ids.map((id) => ({ id, lease: '0' })),
+          aIds.map((id) => ({ id, lease })),
         ),
       ).toBe(0);
       expect(await repo.reclaimExpired(a, 100)).toBe(0);
@@ -106,6 +116,16 @@ describe('outbox events under row-level security, as app_user and as outbox_agen
       const del = await t.agentDb.executor.execute(sql`delete from outbox_events`);
       expect(del.rowCount).toBe(0);
     });
+    expect(await statusCounts(t.owner)).toEqual({ dispatching: 3, pending: 7 });
+    // Bound to A, the same release settles them: the zeros above were RLS, not the rows' state.
+    expect(
+      await t.agentDb.withWorkspace(a, () =>
+        repo.release(
+          'intruder',
+          aIds.map((id) => ({ id, lease })),
+        ),
+      ),
+    ).toBe(3);
     // The worker's dead letter writes the row again when it is gone: refused unbound, and bound
     // to another workspace whether it names that workspace or its own.
     const failed = {
@@ -131,6 +151,14 @@ describe('outbox events under row-level security, as app_user and as outbox_agen
         t.agentDb.withWorkspace(b, () => repo.deadLetterFromWorker({ ...failed, workspaceId: b })),
       ),
     ).toBe('42501');
+    // So does the failed-job sweep's.
+    const readAt = new Date().toISOString();
+    expect(await refusal(t.agentDb.transaction(() => repo.deadLetterStranded([failed], readAt)))).toBe(
+      '42501',
+    );
+    expect(await refusal(t.agentDb.withWorkspace(b, () => repo.deadLetterStranded([failed], readAt)))).toBe(
+      '42501',
+    );
     expect(await statusCounts(t.owner)).toEqual({ pending: 10 });
   });
 

@@ -338,6 +338,25 @@ describe('error contract at the edges of the HTTP stack', () => {
     expect(task.status).toBe(202);
   });
 
+  it('an id of UUID shape that no RFC version allows is an unknown id, in a body as in a path', async () => {
+    // The database's uuid type takes any 8-4-4-4-12 hex, and so do path ids; bodies once asked for
+    // RFC version digits, so the same id was a 422 in a body and a 404 in a path.
+    const unversioned = '00000000-0000-0000-0000-00000000000a';
+    const aiTask = (draftId: string) =>
+      alice.client.post(
+        `/v1/workspaces/${alice.workspaceId}/ai-tasks`,
+        { kind: 'text', draftId, revision: 1 },
+        { key: randomUUID() },
+      );
+    const unknown = await aiTask(randomUUID());
+    expect(unknown.status).toBe(404);
+    const odd = await aiTask(unversioned);
+    expect([odd.status, odd.body.code]).toEqual([unknown.status, unknown.body.code]);
+    expectProblem(await aiTask('not-a-uuid'), 422, 'VALIDATION_FAILED');
+    const path = await alice.client.get(`/v1/workspaces/${alice.workspaceId}/product-drafts/${unversioned}`);
+    expect(path.status).toBe(404);
+  });
+
   it('If-Match follows RFC 9110: lists and * match, weak or foreign tags fail the precondition (412)', async () => {
     const drafts = `/v1/workspaces/${alice.workspaceId}/product-drafts`;
     const draft = await alice.client.post<{ id: string }>(drafts, { title: 'etag' }, { key: randomUUID() });

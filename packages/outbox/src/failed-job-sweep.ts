@@ -2,7 +2,7 @@ import { PgErrorCode, pgErrorCode, type Database } from '@listing/db';
 import type { RedisClient } from './redis-connection';
 import { groupBy } from './group-by';
 import { silentLogger, type OutboxLogger } from './outbox-logger';
-import { failedJobEvent, readJobEnvelope } from './job-envelope';
+import { failedJobEvent, readFailedEnvelope } from './job-envelope';
 import { UUID_RE } from './outbox-event';
 import { OutboxRepository, type FailedJobEvent } from './outbox.repository';
 import { redactError, redactText } from './redaction';
@@ -135,8 +135,8 @@ export class FailedJobSweep {
       if (scoreError) throw scoreError;
       if (fieldsError) throw fieldsError;
       if (score === null) return; // left the failed set meanwhile
-      const [data, reason, atm, attemptsMade, name, opts] = (fields ?? []) as Array<string | null>;
-      const envelope = readJobEnvelope(parseJson(data));
+      const [data, reason, atm, attemptsMade, name, opts, timestamp] = (fields ?? []) as Array<string | null>;
+      const envelope = readFailedEnvelope(parseJson(data), Number(timestamp) || Date.now());
       if (!envelope || !name) return; // gone meanwhile (age), or not an outbox job
       const error = redactText(
         `job failed in BullMQ without its dead letter: ${reason ?? 'no reason recorded'}`,
@@ -187,7 +187,7 @@ export class FailedJobSweep {
 }
 
 /** The fields of a job's hash the sweep reads (BullMQ's names; `atm` is attemptsMade in BullMQ 6). */
-const JOB_FIELDS = ['data', 'failedReason', 'atm', 'attemptsMade', 'name', 'opts'] as const;
+const JOB_FIELDS = ['data', 'failedReason', 'atm', 'attemptsMade', 'name', 'opts', 'timestamp'] as const;
 
 /** SET key to ARGV[1] unless it already holds a larger number. */
 const RAISE_TO = `local v = tonumber(redis.call('get', KEYS[1]) or '0') if tonumber(ARGV[1]) > v then redis.call('set', KEYS[1], ARGV[1]) end return 1`;

@@ -6,7 +6,13 @@ import { DeadLetterReactor } from './dead-letter-reactor';
 import { FailedJobSweep } from './failed-job-sweep';
 import { InboxRepository } from './inbox.repository';
 import type { JobContext, JobDefinition } from './job-definition';
-import { failedJobEvent, readJobEnvelope, type JobEnvelope } from './job-envelope';
+import {
+  failedJobEvent,
+  newerEnvelopeVersion,
+  readFailedEnvelope,
+  readJobEnvelope,
+  type JobEnvelope,
+} from './job-envelope';
 import type { JobRegistry } from './job-registry';
 import { silentLogger, type OutboxLogger } from './outbox-logger';
 import type { OutboxFaults } from './outbox-faults';
@@ -160,7 +166,7 @@ export class OutboxWorkerRuntime {
       // dead-letter its event here, or it would stay 'dispatched' with nobody working on it.
       worker.on('failed', (job, error) => {
         if (!job || !STALLED_TOO_OFTEN.test(error.message)) return;
-        const envelope = readJobEnvelope(job.data);
+        const envelope = readFailedEnvelope(job.data, job.timestamp);
         if (envelope) this.deadLetterEventually(job, envelope, job.attemptsMade, error);
       });
       this.workers.push(worker);
@@ -470,18 +476,26 @@ export class OutboxWorkerRuntime {
     const registry = this.options.registry;
     const definition = registry.job(job.name);
     const handler = registry.handler(job.name);
-    if (!definition || !handler) {
+    // A newer dispatcher's envelope (a rolling upgrade) is for a newer worker, as an unknown job is.
+    const newer = definition?.scope === 'system' ? null : newerEnvelopeVersion(job.data);
+    if (!definition || !handler || newer !== null) {
       const maxAgeMs = this.options.unknownJobMaxAgeMs ?? 86_400_000;
       if (!token || Date.now() - job.timestamp > maxAgeMs) {
-        const error = new UnrecoverableError(`no handler for job ${job.name}`);
+        const error = new UnrecoverableError(
+          newer === null
+            ? `no handler for job ${job.name}`
+            : `job ${job.name} has an envelope of version ${newer}, newer than this worker reads`,
+        );
         // Dead-lettered here, not left to the failed-job sweep, which may be off.
-        const envelope = readJobEnvelope(job.data);
+        const envelope = readFailedEnvelope(job.data, job.timestamp);
         if (envelope) await this.deadLetterLastAttempt(job, envelope, error, started);
         throw error;
       }
       const delayMs = this.options.unknownJobDelayMs ?? 60_000;
       this.logger.warn(
-        'no handler for this job here (a newer version?): delayed for a worker that knows it',
+        newer === null
+          ? 'no handler for this job here (a newer version?): delayed for a worker that knows it'
+          : 'job envelope of a newer version: delayed for a worker that reads it',
         {
           queue: job.queueName,
           job: job.name,
@@ -502,7 +516,12 @@ export class OutboxWorkerRuntime {
       }
     }
     const envelope = readJobEnvelope(job.data);
-    if (!envelope) throw new UnrecoverableError(`job ${job.id} is not an outbox event envelope`);
+    if (!envelope) {
+      const error = new UnrecoverableError(`job ${job.id} is not an outbox event envelope`);
+      const damaged = readFailedEnvelope(job.data, job.timestamp);
+      if (damaged) await this.deadLetterLastAttempt(job, damaged, error, started);
+      throw error;
+    }
     const { workspaceId } = envelope;
     const eventId = job.id!;
     try {

@@ -171,6 +171,40 @@ describe('FailedJobSweep (real PostgreSQL and Redis)', () => {
     expect(await sweep.run()).toBe(0);
   });
 
+  it('reads a newer envelope version as far as it can: the workspace is enough to write the dead letter', async () => {
+    const ws = (await seedWorkspace(t.owner)).workspaceId;
+    const id = randomUUID();
+    const timestamp = Date.UTC(2026, 0, 2);
+    // As a worker that died after BullMQ failed a newer dispatcher's job leaves it; its row is gone.
+    await redis.hset(`${prefix}:q-failed-newer:${id}`, {
+      name: 'newer.event',
+      data: JSON.stringify({ v: 2, workspaceId: ws, body: { n: 1 } }),
+      opts: JSON.stringify({ attempts: 4 }),
+      timestamp: String(timestamp),
+      failedReason: 'job stalled more than allowable limit',
+      atm: '4',
+    });
+    await redis.zadd(`${prefix}:q-failed-newer:failed`, Date.now(), id);
+    const sweep = new FailedJobSweep({ db: t.agentDb, redis, prefix, queues: ['q-failed-newer'] });
+    expect(await sweep.run()).toBe(1);
+    const { rows } = await t.owner.query(
+      `select workspace_id, event_type, payload, status, attempt_count, max_attempts, created_at
+         from outbox_events where id = $1`,
+      [id],
+    );
+    expect(rows).toEqual([
+      {
+        workspace_id: ws,
+        event_type: 'newer.event',
+        payload: {}, // not readable in this version
+        status: 'dead_letter',
+        attempt_count: 4,
+        max_attempts: 4,
+        created_at: new Date(timestamp), // the job's, for want of the envelope's
+      },
+    ]);
+  });
+
   it('pages through a failed set larger than a page, also where many jobs failed in the same millisecond', async () => {
     const ws = (await seedWorkspace(t.owner)).workspaceId;
     const ids = await insertEvents(t.owner, ws, 23, { queue: 'q-failed-many' });

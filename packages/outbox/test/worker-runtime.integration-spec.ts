@@ -333,6 +333,66 @@ describe('OutboxWorkerRuntime (real BullMQ worker, real PostgreSQL)', () => {
     expect(rows[0].last_error).toMatch(/no handler for job runtime.long-gone/);
   });
 
+  it('a job in a newer envelope version waits for a worker that reads it; a damaged one is dead-lettered', async () => {
+    // A newer dispatcher's job during a rolling upgrade: delayed, as an unknown type is, not poison.
+    const id = randomUUID();
+    await queue.add(
+      counterJob.name,
+      { v: 2, workspaceId: ws, body: { counter: 'c2' }, createdAt: Date.now() },
+      { jobId: id, attempts: 3 },
+    );
+    const delayed = await jobInState(queue, id, 'delayed');
+    expect(delayed.failedReason).toBeFalsy();
+    expect(delayed.attemptsMade).toBe(0);
+    await delayed.remove();
+
+    /** An event of counterJob as the dispatcher leaves it once its job is added. */
+    const dispatched = async (counter: string) => {
+      const eventId = randomUUID();
+      await t.owner.query(
+        `insert into outbox_events (id, workspace_id, queue, event_type, payload, status, dispatched_at)
+         values ($1, $2, $3, $4, $5, 'dispatched', now())`,
+        [eventId, ws, QUEUE, counterJob.name, { counter }],
+      );
+      return eventId;
+    };
+    // Nobody has read it for a day: it fails for good, and its event (still there) is dead-lettered.
+    const old = await dispatched('c2');
+    await queue.add(
+      counterJob.name,
+      { v: 2, workspaceId: ws, body: { counter: 'c2' }, createdAt: Date.now() },
+      { jobId: old, attempts: 3, timestamp: Date.now() - 2 * 86_400_000 },
+    );
+    // And one that is no envelope of any version, but names its workspace: poison, dead-lettered.
+    const damaged = await dispatched('c3');
+    await queue.add(
+      counterJob.name,
+      { workspaceId: ws, payload: 'not an object' },
+      { jobId: damaged, attempts: 3 },
+    );
+    for (const [jobId, reason] of [
+      [old, /envelope of version 2, newer than this worker reads/],
+      [damaged, /is not an outbox event envelope/],
+    ] as const) {
+      const failed = await waitFor(`job ${jobId} failed`, async () => {
+        const j = await queue.getJob(jobId);
+        return j?.failedReason ? j : undefined;
+      });
+      expect(failed.failedReason).toMatch(reason);
+      expect(failed.attemptsMade).toBe(1);
+      const { rows } = await t.owner.query(
+        `select status, payload, last_error from outbox_events where id = $1`,
+        [jobId],
+      );
+      // The row keeps its own payload: the dead letter can be retried once a worker reads it.
+      expect(rows[0]).toMatchObject({
+        status: 'dead_letter',
+        payload: { counter: jobId === old ? 'c2' : 'c3' },
+      });
+      expect(rows[0].last_error).toMatch(reason);
+    }
+  });
+
   /** Runs one event of a single-attempt job whose handler throws; what BullMQ and the row keep. */
   const failOnce = async (queueName: string, handler: () => Promise<unknown>) => {
     const job = defineJob({

@@ -136,7 +136,7 @@ export class FailedJobSweep {
       if (fieldsError) throw fieldsError;
       if (score === null) return; // left the failed set meanwhile
       const [data, reason, atm, attemptsMade, name, opts, timestamp] = (fields ?? []) as Array<string | null>;
-      const envelope = readFailedEnvelope(parseJson(data), Number(timestamp) || Date.now());
+      const envelope = readFailedEnvelope({ id, data: parseJson(data), timestamp: Number(timestamp ?? NaN) });
       if (!envelope || !name) return; // gone meanwhile (age), or not an outbox job
       const error = redactText(
         `job failed in BullMQ without its dead letter: ${reason ?? 'no reason recorded'}`,
@@ -148,41 +148,76 @@ export class FailedJobSweep {
     let deadLettered = 0;
     let complete = true;
     for (const [workspaceId, events] of groupBy(stranded, (e) => e.workspaceId)) {
-      // One workspace's failure must not hold up the others: logged, and the sweep is not
-      // recorded as complete, so these jobs are read again next time.
-      try {
-        const settled = await this.options.db.withWorkspace(workspaceId, () =>
-          this.outbox.deadLetterStranded(events, readAt),
-        );
-        deadLettered += settled.deadLettered + settled.recreated;
-        if (settled.recreated) {
-          // Deleted by hand, or by a retention shorter than the job's life (see the worker's).
-          this.logger.warn('failed-job sweep: dead letters written again for events that were deleted', {
-            queue,
-            workspace: workspaceId,
-            events: settled.recreated,
-          });
-        }
-      } catch (error) {
-        if (pgErrorCode(error) === PgErrorCode.foreignKeyViolation) {
-          // The workspace itself is gone: nothing is left to dead-letter or to react for.
-          this.logger.warn('failed-job sweep: jobs of a deleted workspace skipped', {
-            queue,
-            workspace: workspaceId,
-            events: events.length,
-          });
-          continue;
-        }
-        complete = false;
-        this.logger.warn('failed-job sweep: dead letters not written', {
+      const settled = await this.settleWorkspace(queue, workspaceId, events, readAt);
+      deadLettered += settled.deadLettered;
+      complete &&= settled.complete;
+    }
+    return { deadLettered, complete };
+  }
+
+  /**
+   * Dead-letters one workspace's stranded events. One workspace's failure must not hold up the
+   * others: logged, and the sweep is not recorded as complete, so these jobs are read again next
+   * time. What can never succeed is not retried: a deleted workspace, or a job whose data
+   * PostgreSQL refuses (class 22: a forged payload, say), found event by event.
+   */
+  private async settleWorkspace(
+    queue: string,
+    workspaceId: string,
+    events: readonly FailedJobEvent[],
+    readAt: string,
+  ): Promise<{ deadLettered: number; complete: boolean }> {
+    try {
+      const settled = await this.options.db.withWorkspace(workspaceId, () =>
+        this.outbox.deadLetterStranded(events, readAt),
+      );
+      if (settled.recreated) {
+        // Deleted by hand, or by a retention shorter than the job's life (see the worker's).
+        this.logger.warn('failed-job sweep: dead letters written again for events that were deleted', {
+          queue,
+          workspace: workspaceId,
+          events: settled.recreated,
+        });
+      }
+      return { deadLettered: settled.deadLettered + settled.recreated, complete: true };
+    } catch (error) {
+      const code = pgErrorCode(error);
+      if (code === PgErrorCode.foreignKeyViolation) {
+        // The workspace itself is gone: nothing is left to dead-letter or to react for.
+        this.logger.warn('failed-job sweep: jobs of a deleted workspace skipped', {
           queue,
           workspace: workspaceId,
           events: events.length,
+        });
+        return { deadLettered: 0, complete: true };
+      }
+      if (code?.startsWith('22') && events.length > 1) {
+        let deadLettered = 0;
+        let complete = true;
+        for (const event of events) {
+          const settled = await this.settleWorkspace(queue, workspaceId, [event], readAt);
+          deadLettered += settled.deadLettered;
+          complete &&= settled.complete;
+        }
+        return { deadLettered, complete };
+      }
+      if (code?.startsWith('22')) {
+        this.logger.error('failed-job sweep: a failed job PostgreSQL cannot store is skipped', {
+          queue,
+          workspace: workspaceId,
+          event: events[0]!.id,
           error: redactError(error),
         });
+        return { deadLettered: 0, complete: true };
       }
+      this.logger.warn('failed-job sweep: dead letters not written', {
+        queue,
+        workspace: workspaceId,
+        events: events.length,
+        error: redactError(error),
+      });
+      return { deadLettered: 0, complete: false };
     }
-    return { deadLettered, complete };
   }
 }
 

@@ -3,8 +3,16 @@ import { UUID_RE } from './outbox-event';
 import type { FailedJobEvent } from './outbox.repository';
 import { readTraceCarrier, type TraceCarrier } from './trace-context';
 
-/** The largest time a Date holds (ms either side of the epoch). */
-const MAX_DATE_MS = 8.64e15;
+/**
+ * The times a dead letter can be written with: years 1 to 9999, which toISOString() writes in the
+ * form PostgreSQL reads (outside them it writes `+010000-…`, and PostgreSQL has no year 0).
+ */
+const MIN_TIME_MS = Date.parse('0001-01-01T00:00:00.000Z');
+const MAX_TIME_MS = Date.parse('9999-12-31T23:59:59.999Z');
+const writableTime = (ms: unknown): ms is number =>
+  typeof ms === 'number' && ms >= MIN_TIME_MS && ms <= MAX_TIME_MS;
+/** The most attempts a dead letter records (an integer column; BullMQ's own are far fewer). */
+const MAX_ATTEMPTS = 1_000_000;
 
 /** The envelope version this code writes and reads (OutboxJobData.v). */
 export const ENVELOPE_VERSION = 1;
@@ -13,7 +21,7 @@ const outboxJobData = z.object({
   v: z.literal(ENVELOPE_VERSION),
   workspaceId: z.string().regex(UUID_RE),
   payload: z.record(z.string(), z.unknown()),
-  createdAt: z.number().min(-MAX_DATE_MS).max(MAX_DATE_MS), // a Date's range: it is written as one
+  createdAt: z.number().min(MIN_TIME_MS).max(MAX_TIME_MS), // written back as a timestamptz
 });
 
 /** An outbox job's data (OutboxJobData) as read back: the envelope, its trace context read leniently. */
@@ -39,15 +47,21 @@ export function newerEnvelopeVersion(data: unknown): number | null {
 }
 
 /**
- * The envelope of a job that failed for good, read as far as it can be, to dead-letter its event:
- * this version's envelope, or a newer one's (or a damaged one) as long as it names its workspace.
- * What cannot be read falls back: no payload (a row still there keeps its own; only a row written
- * again gets `{}`), the job's own timestamp. Null without a workspace: nothing can be written.
+ * The envelope of an outbox job that failed for good, read as far as it can be, to dead-letter its
+ * event: this version's envelope, or a newer one's (or a damaged one) as long as it names its
+ * workspace. What cannot be read falls back: the payload object as it stands, else none (a row
+ * still there keeps its own; only a row written again gets `{}`), the job's own timestamp. Null
+ * for a job that is no outbox event's (its id is no event id) or names no workspace.
  */
-export function readFailedEnvelope(data: unknown, jobTimestamp: number): JobEnvelope | null {
-  const envelope = readJobEnvelope(data);
+export function readFailedEnvelope(job: {
+  id?: string | null;
+  data: unknown;
+  timestamp: number;
+}): JobEnvelope | null {
+  if (!job.id || !UUID_RE.test(job.id)) return null; // a system job (retention), not an event
+  const envelope = readJobEnvelope(job.data);
   if (envelope) return envelope;
-  const { workspaceId, payload, createdAt } = (data ?? {}) as Record<string, unknown>;
+  const { workspaceId, payload, createdAt } = (job.data ?? {}) as Record<string, unknown>;
   if (typeof workspaceId !== 'string' || !UUID_RE.test(workspaceId)) return null;
   return {
     v: ENVELOPE_VERSION,
@@ -56,8 +70,8 @@ export function readFailedEnvelope(data: unknown, jobTimestamp: number): JobEnve
       payload && typeof payload === 'object' && !Array.isArray(payload)
         ? (payload as Record<string, unknown>)
         : {},
-    createdAt: typeof createdAt === 'number' && Math.abs(createdAt) <= MAX_DATE_MS ? createdAt : jobTimestamp,
-    ...readTraceCarrier(data),
+    createdAt: writableTime(createdAt) ? createdAt : writableTime(job.timestamp) ? job.timestamp : Date.now(),
+    ...readTraceCarrier(job.data),
   };
 }
 
@@ -68,16 +82,17 @@ export function readFailedEnvelope(data: unknown, jobTimestamp: number): JobEnve
 export function failedJobEvent(
   job: { id: string; queue: string; type: string; maxAttempts: number | undefined },
   envelope: JobEnvelope,
-  attempts: number,
+  made: number,
   error: string,
 ): FailedJobEvent {
+  const attempts = Math.min(Math.max(Math.trunc(made) || 1, 1), MAX_ATTEMPTS);
   return {
     id: job.id,
     workspaceId: envelope.workspaceId,
     queue: job.queue,
     type: job.type,
     payload: envelope.payload,
-    maxAttempts: job.maxAttempts ?? attempts,
+    maxAttempts: Math.min(job.maxAttempts ?? attempts, MAX_ATTEMPTS),
     createdAt: new Date(envelope.createdAt),
     traceparent: envelope.traceparent ?? null,
     tracestate: envelope.tracestate ?? null,

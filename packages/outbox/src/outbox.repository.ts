@@ -373,6 +373,9 @@ export class OutboxRepository {
    * before `readAt` (the database's clock before the failed jobs were read; a later dispatch has a
    * job of its own), and, as the worker's dead letter does, those whose row is gone, written again
    * from the job. A row in any other state is left alone. Errors already redacted.
+   * Gone is what the insert's conflict check says, not a `not exists` in the statement: that
+   * would read the statement's snapshot, which still holds a row a concurrent retention purge has
+   * deleted but not committed; the conflict check reads the live index and waits that delete out.
    */
   async deadLetterStranded(
     events: readonly FailedJobEvent[],
@@ -403,7 +406,6 @@ export class OutboxRepository {
         select s.id, s.workspace_id, s.queue, s.event_type, s.payload, 'dead_letter', s.attempts,
                greatest(s.max_attempts, 1), s.error, s.created_at, s.traceparent, s.tracestate
           from s
-         where not exists (select 1 from outbox_events x where x.id = s.id)
         on conflict (id) do nothing
         returning id
       )

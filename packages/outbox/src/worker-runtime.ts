@@ -166,7 +166,7 @@ export class OutboxWorkerRuntime {
       // dead-letter its event here, or it would stay 'dispatched' with nobody working on it.
       worker.on('failed', (job, error) => {
         if (!job || !STALLED_TOO_OFTEN.test(error.message)) return;
-        const envelope = readFailedEnvelope(job.data, job.timestamp);
+        const envelope = readFailedEnvelope(job);
         if (envelope) this.deadLetterEventually(job, envelope, job.attemptsMade, error);
       });
       this.workers.push(worker);
@@ -487,7 +487,7 @@ export class OutboxWorkerRuntime {
             : `job ${job.name} has an envelope of version ${newer}, newer than this worker reads`,
         );
         // Dead-lettered here, not left to the failed-job sweep, which may be off.
-        const envelope = readFailedEnvelope(job.data, job.timestamp);
+        const envelope = readFailedEnvelope(job);
         if (envelope) await this.deadLetterLastAttempt(job, envelope, error, started);
         throw error;
       }
@@ -518,7 +518,7 @@ export class OutboxWorkerRuntime {
     const envelope = readJobEnvelope(job.data);
     if (!envelope) {
       const error = new UnrecoverableError(`job ${job.id} is not an outbox event envelope`);
-      const damaged = readFailedEnvelope(job.data, job.timestamp);
+      const damaged = readFailedEnvelope(job);
       if (damaged) await this.deadLetterLastAttempt(job, damaged, error, started);
       throw error;
     }

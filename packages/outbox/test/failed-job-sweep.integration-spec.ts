@@ -205,6 +205,61 @@ describe('FailedJobSweep (real PostgreSQL and Redis)', () => {
     ]);
   });
 
+  it('writes the dead letter again when retention deletes the row while the sweep runs', async () => {
+    const ws = (await seedWorkspace(t.owner)).workspaceId;
+    const [purged] = await insertEvents(t.owner, ws, 1, { queue: 'q-failed-purged', maxAttempts: 1 });
+    await dispatchAndFail('q-failed-purged', 1);
+    // The purge has deleted the row and not committed yet when the sweep's statement starts.
+    const purge = await t.owner.connect();
+    let committed = false;
+    try {
+      await purge.query('begin');
+      await purge.query('delete from outbox_events where id = $1', [purged]);
+      const sweep = new FailedJobSweep({ db: t.agentDb, redis, prefix, queues: ['q-failed-purged'] });
+      let done = false;
+      const swept = sweep.run().finally(() => (done = true));
+      await waitFor('the sweep waiting on the purge', async () => {
+        if (done) throw new Error(`the sweep did not wait for the purge: ${await swept}`);
+        // pg_locks, not pg_stat_activity: the owner role may not see the agent's backends there.
+        const { rows } = await t.owner.query(`select 1 from pg_locks where not granted`);
+        return rows.length > 0;
+      });
+      await purge.query('commit');
+      committed = true;
+      expect(await swept).toBe(1);
+    } finally {
+      if (!committed) await purge.query('rollback'); // never leave the sweep waiting on a lock
+      purge.release();
+    }
+    expect((await statuses([purged!]))[0]).toMatchObject({ status: 'dead_letter' });
+  });
+
+  it('skips, event by event, a failed job whose data PostgreSQL refuses, and writes the others', async () => {
+    const ws = (await seedWorkspace(t.owner)).workspaceId;
+    /** A failed job whose row is gone, as a worker that died after BullMQ failed it leaves it. */
+    const failedJob = async (payload: Record<string, unknown>) => {
+      const jobId = randomUUID();
+      await redis.hset(`${prefix}:q-failed-refused:${jobId}`, {
+        name: 'refused.event',
+        data: JSON.stringify({ v: 1, workspaceId: ws, payload, createdAt: Date.now() }),
+        failedReason: 'job stalled more than allowable limit',
+        atm: '1',
+      });
+      await redis.zadd(`${prefix}:q-failed-refused:failed`, Date.now(), jobId);
+      return jobId;
+    };
+    const refused = await failedJob({ note: 'nul \u0000 inside' }); // jsonb holds no \u0000 (22P05)
+    const fine = await failedJob({ note: 'fine' });
+    const sweep = new FailedJobSweep({ db: t.agentDb, redis, prefix, queues: ['q-failed-refused'] });
+    expect(await sweep.run()).toBe(1);
+    const { rows } = await t.owner.query(`select id, payload from outbox_events where id = any($1::uuid[])`, [
+      [refused, fine],
+    ]);
+    expect(rows).toEqual([{ id: fine, payload: { note: 'fine' } }]);
+    // Not read again and again: the sweep completed.
+    expect(await redis.get(`${prefix}:outbox:failed-swept-until:q-failed-refused`)).toBeTruthy();
+  });
+
   it('pages through a failed set larger than a page, also where many jobs failed in the same millisecond', async () => {
     const ws = (await seedWorkspace(t.owner)).workspaceId;
     const ids = await insertEvents(t.owner, ws, 23, { queue: 'q-failed-many' });

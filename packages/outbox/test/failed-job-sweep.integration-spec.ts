@@ -205,6 +205,19 @@ describe('FailedJobSweep (real PostgreSQL and Redis)', () => {
     ]);
   });
 
+  it('two sweeps at once (two workers starting) write each dead letter once', async () => {
+    const ws = (await seedWorkspace(t.owner)).workspaceId;
+    const ids = await insertEvents(t.owner, ws, 6, { queue: 'q-failed-twice', maxAttempts: 1 });
+    await dispatchAndFail('q-failed-twice', 6);
+    const gone = ids.slice(0, 3);
+    await t.owner.query('delete from outbox_events where id = any($1::uuid[])', [gone]);
+    const sweep = () => new FailedJobSweep({ db: t.agentDb, redis, prefix, queues: ['q-failed-twice'] });
+    const counts = await Promise.all([sweep().run(), sweep().run()]);
+    expect(counts[0]! + counts[1]!).toBe(6); // each event counted by the sweep that wrote it
+    const rows = await statuses(ids);
+    expect(rows.map((r) => r.status)).toEqual(Array(6).fill('dead_letter'));
+  });
+
   it('writes the dead letter again when retention deletes the row while the sweep runs', async () => {
     const ws = (await seedWorkspace(t.owner)).workspaceId;
     const [purged] = await insertEvents(t.owner, ws, 1, { queue: 'q-failed-purged', maxAttempts: 1 });

@@ -347,24 +347,8 @@ export class OutboxRepository {
    * the dead-letter reactor instead of vanishing with the job. Null when it already was one.
    */
   async deadLetterFromWorker(failed: FailedJobEvent): Promise<'dead-lettered' | 'recreated' | null> {
-    const payload = JSON.stringify(failed.payload);
-    // `xmax = 0`: the row was inserted; one ON CONFLICT updated carries this transaction's id there.
-    const rows = await this.rows<{ recreated: boolean }>(sql`
-      insert into outbox_events as e
-             (id, workspace_id, queue, event_type, payload, status, attempt_count, max_attempts,
-              last_error, created_at, traceparent, tracestate)
-      values (${failed.id}::uuid, ${failed.workspaceId}::uuid, ${failed.queue}, ${failed.type}, ${payload}::jsonb,
-              'dead_letter', ${failed.attempts}::integer, greatest(${failed.maxAttempts}::integer, 1),
-              ${failed.error}, ${failed.createdAt.toISOString()}::timestamptz,
-              ${failed.traceparent ?? null}, ${failed.tracestate ?? null})
-      on conflict (id) do update
-         set status = 'dead_letter', attempt_count = greatest(e.attempt_count, excluded.attempt_count),
-             last_error = excluded.last_error, locked_by = null, locked_until = null, updated_at = now()
-       where e.status <> 'dead_letter'
-      returning xmax = 0 as recreated`);
-    const row = rows[0];
-    if (!row) return null;
-    return row.recreated ? 'recreated' : 'dead-lettered';
+    const written = await this.writeDeadLetters([failed], sql`e.status <> 'dead_letter'`);
+    return written.recreated ? 'recreated' : written.deadLettered ? 'dead-lettered' : null;
   }
 
   /**
@@ -373,46 +357,50 @@ export class OutboxRepository {
    * before `readAt` (the database's clock before the failed jobs were read; a later dispatch has a
    * job of its own), and, as the worker's dead letter does, those whose row is gone, written again
    * from the job. A row in any other state is left alone. Errors already redacted.
-   * Gone is what the insert's conflict check says, not a `not exists` in the statement: that
-   * would read the statement's snapshot, which still holds a row a concurrent retention purge has
-   * deleted but not committed; the conflict check reads the live index and waits that delete out.
    */
-  async deadLetterStranded(
+  deadLetterStranded(
     events: readonly FailedJobEvent[],
     readAt: string,
   ): Promise<{ deadLettered: number; recreated: number }> {
+    return this.writeDeadLetters(
+      events,
+      sql`e.status = 'dispatched' and e.dispatched_at < ${readAt}::timestamptz`,
+    );
+  }
+
+  /**
+   * Writes the jobs' events as dead letters of the bound workspace: a row that exists is updated
+   * where `replaces` holds for it (on `e`), a row that is gone is inserted from the job. Gone is
+   * what the conflict check says: it reads the live index and waits out a concurrent delete (a
+   * retention purge not yet committed), where a `not exists` would read the statement's snapshot.
+   * `xmax = 0` marks an inserted row; one ON CONFLICT updated carries this transaction's id there.
+   */
+  private async writeDeadLetters(
+    events: readonly FailedJobEvent[],
+    replaces: SQL,
+  ): Promise<{ deadLettered: number; recreated: number }> {
     const column = <T>(of: (e: FailedJobEvent) => T) => sql.param(events.map(of));
-    const rows = await this.rows<{ dead_lettered: number; recreated: number }>(sql`
-      with s as (
-        select * from unnest(${column((e) => e.id)}::uuid[], ${column((e) => e.workspaceId)}::uuid[],
-                             ${column((e) => e.queue)}::text[], ${column((e) => e.type)}::text[],
-                             ${column((e) => JSON.stringify(e.payload))}::jsonb[],
-                             ${column((e) => e.attempts)}::integer[], ${column((e) => e.maxAttempts)}::integer[],
-                             ${column((e) => e.error)}::text[], ${column((e) => e.createdAt.toISOString())}::timestamptz[],
-                             ${column((e) => e.traceparent ?? null)}::text[], ${column((e) => e.tracestate ?? null)}::text[])
-               as s(id, workspace_id, queue, event_type, payload, attempts, max_attempts, error, created_at,
-                    traceparent, tracestate)
-      ), settled as (
-        update outbox_events e
-           set status = 'dead_letter', attempt_count = greatest(e.attempt_count, s.attempts),
-               last_error = s.error, locked_by = null, locked_until = null, updated_at = now()
-          from s
-         where e.id = s.id and e.status = 'dispatched' and e.dispatched_at < ${readAt}::timestamptz
-        returning e.id
-      ), recreated as (
-        insert into outbox_events
-               (id, workspace_id, queue, event_type, payload, status, attempt_count, max_attempts,
-                last_error, created_at, traceparent, tracestate)
-        select s.id, s.workspace_id, s.queue, s.event_type, s.payload, 'dead_letter', s.attempts,
-               greatest(s.max_attempts, 1), s.error, s.created_at, s.traceparent, s.tracestate
-          from s
-        on conflict (id) do nothing
-        returning id
-      )
-      select (select count(*) from settled)::integer as dead_lettered,
-             (select count(*) from recreated)::integer as recreated`);
-    const row = rows[0]!;
-    return { deadLettered: row.dead_lettered, recreated: row.recreated };
+    const rows = await this.rows<{ recreated: boolean }>(sql`
+      insert into outbox_events as e
+             (id, workspace_id, queue, event_type, payload, status, attempt_count, max_attempts,
+              last_error, created_at, traceparent, tracestate)
+      select id, workspace_id, queue, event_type, payload, 'dead_letter', attempts, greatest(max_attempts, 1),
+             error, created_at, traceparent, tracestate
+        from unnest(${column((e) => e.id)}::uuid[], ${column((e) => e.workspaceId)}::uuid[],
+                    ${column((e) => e.queue)}::text[], ${column((e) => e.type)}::text[],
+                    ${column((e) => JSON.stringify(e.payload))}::jsonb[],
+                    ${column((e) => e.attempts)}::integer[], ${column((e) => e.maxAttempts)}::integer[],
+                    ${column((e) => e.error)}::text[], ${column((e) => e.createdAt.toISOString())}::timestamptz[],
+                    ${column((e) => e.traceparent ?? null)}::text[], ${column((e) => e.tracestate ?? null)}::text[])
+             as s(id, workspace_id, queue, event_type, payload, attempts, max_attempts, error, created_at,
+                  traceparent, tracestate)
+      on conflict (id) do update
+         set status = 'dead_letter', attempt_count = greatest(e.attempt_count, excluded.attempt_count),
+             last_error = excluded.last_error, locked_by = null, locked_until = null, updated_at = now()
+       where ${replaces}
+      returning xmax = 0 as recreated`);
+    const recreated = rows.filter((r) => r.recreated).length;
+    return { deadLettered: rows.length - recreated, recreated };
   }
 
   /** Workspaces holding dead letters no reaction has run for yet (sql/015). */
